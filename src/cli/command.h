@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommand table: one row per `parity` subcommand.
+#ifndef PARITY_CLI_COMMAND_H_
+#define PARITY_CLI_COMMAND_H_
+
+#include <span>
+#include <string_view>
+
+namespace parity::cli {
+
+/// A subcommand. `run` gets the arguments after the subcommand name, argv[0] being the name,
+/// and returns the process exit code (DESIGN.md "Exit codes").
+struct Command {
+  std::string_view name;
+  std::string_view summary;  ///< one line, for `parity --help`
+  int (*run)(int argc, char** argv);
+};
+
+/// Every subcommand, in the order `parity --help` lists them.
+std::span<const Command> Commands();
+
+/// The whole command line: global flags (--help, --version), then dispatch through the table.
+int Main(int argc, char** argv);
+
+// Handlers, one file each.
+int RunInspect(int argc, char** argv);
+
+}  // namespace parity::cli
+
+#endif  // PARITY_CLI_COMMAND_H_

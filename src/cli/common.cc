@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/common.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "core/exit_code.h"
+#include "core/file_util.h"
+#include "core/parallel.h"
+
+namespace parity::cli {
+
+std::unique_ptr<CLI::App> MakeApp(std::string_view name, std::string_view description,
+                                  CommonOptions* options) {
+  auto app = std::make_unique<CLI::App>(std::string(description), "parity " + std::string(name));
+  app->add_option("--json", options->json_path,
+                  "write machine-readable JSON to FILE ('-' for standard output)")
+      ->option_text("FILE");
+  app->add_flag("-q,--quiet", options->quiet, "print no human-readable report");
+  app->add_option("--threads", options->threads, "worker threads (default: one per CPU)")
+      ->check(CLI::Range(0, 4096))
+      ->option_text("N");
+  app->get_formatter()->column_width(30);
+  return app;
+}
+
+std::optional<int> Parse(CLI::App& app, const CommonOptions& options, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "parity: error: %s: %s\nRun '%s --help' for usage.\n",
+                 app.get_name().c_str(), e.what(), app.get_name().c_str());
+    return kExitUsage;
+  }
+  SetThreadCount(options.threads);
+  return std::nullopt;
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "parity: error: %s\n", status.message().c_str());
+  return ExitCodeFor(status);
+}
+
+void Warn(std::string_view message) {
+  std::fprintf(stderr, "parity: warning: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+}
+
+Status WriteJsonOutput(const CommonOptions& options, const Json& doc) {
+  if (options.json_path.empty()) return Status::Ok();
+  return WriteTextFile(options.json_path, Dump(doc));
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// What every subcommand shares: common flags, argument parsing, errors, output.
+#ifndef PARITY_CLI_COMMON_H_
+#define PARITY_CLI_COMMON_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "core/json_util.h"
+#include "core/status.h"
+
+namespace parity::cli {
+
+/// The flags DESIGN.md gives every command.
+struct CommonOptions {
+  std::string json_path;  ///< --json FILE; "-" is standard output
+  bool quiet = false;     ///< --quiet: no human-readable output
+  int threads = 0;        ///< --threads N; 0 = one per CPU
+
+  /// True when the human-readable report should be printed (not --quiet, not --json -).
+  bool human() const { return !quiet && json_path != "-"; }
+};
+
+/// A CLI11 app for `parity <name>` with the common flags bound to `options`.
+std::unique_ptr<CLI::App> MakeApp(std::string_view name, std::string_view description,
+                                  CommonOptions* options);
+
+/// Parses argv into `app` and applies the common options. Returns the exit code to end with
+/// when parsing ends the command (--help: 0; a bad flag: 2, with the error printed), or
+/// nothing when the command should run.
+std::optional<int> Parse(CLI::App& app, const CommonOptions& options, int argc, char** argv);
+
+/// Prints "parity: error: <message>" to stderr and returns the exit code for `status`.
+int Fail(const Status& status);
+
+/// Prints "parity: warning: <message>" to stderr.
+void Warn(std::string_view message);
+
+/// Writes `doc` to options.json_path when one was given.
+Status WriteJsonOutput(const CommonOptions& options, const Json& doc);
+
+}  // namespace parity::cli
+
+#endif  // PARITY_CLI_COMMON_H_

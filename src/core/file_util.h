@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writing files so that readers never see half of one.
+#ifndef PARITY_CORE_FILE_UTIL_H_
+#define PARITY_CORE_FILE_UTIL_H_
+
+#include <cstddef>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace parity {
+
+/// Writes the concatenation of `pieces` to `path`: first to a temporary file beside it, then
+/// renamed over `path`. On failure `path` is untouched and the message names it.
+Status WriteFileAtomically(const std::string& path,
+                           std::span<const std::span<const std::byte>> pieces);
+inline Status WriteFileAtomically(const std::string& path,
+                                  std::initializer_list<std::span<const std::byte>> pieces) {
+  return WriteFileAtomically(path, std::span(pieces.begin(), pieces.size()));
+}
+
+/// Writes `text` to `path` ("-" means standard output), atomically for files.
+Status WriteTextFile(const std::string& path, std::string_view text);
+
+/// The bytes of a string, for WriteFileAtomically.
+inline std::span<const std::byte> AsBytes(std::string_view text) {
+  return std::as_bytes(std::span<const char>(text.data(), text.size()));
+}
+
+}  // namespace parity
+
+#endif  // PARITY_CORE_FILE_UTIL_H_

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// The thread budget (--threads) and a parallel loop over contiguous ranges.
+#ifndef PARITY_CORE_PARALLEL_H_
+#define PARITY_CORE_PARALLEL_H_
+
+#include <cstddef>
+#include <functional>
+
+namespace parity {
+
+/// Sets the number of worker threads parity uses; 0 means one per online CPU.
+void SetThreadCount(int threads);
+
+/// The number of worker threads parallel loops use (at least 1).
+int ThreadCount();
+
+/// Calls `body(chunk_index)` for every chunk in [0, chunks), spreading chunks over the
+/// worker threads; returns when all calls are done. `body` must be safe to run concurrently
+/// for different chunks. Chunks are handed out in contiguous runs per thread, which keeps
+/// streaming reads sequential.
+void ParallelFor(std::size_t chunks, const std::function<void(std::size_t)>& body);
+
+}  // namespace parity
+
+#endif  // PARITY_CORE_PARALLEL_H_

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensors as read from files: metadata, and data in native byte order and C order.
+#ifndef PARITY_IO_TENSOR_H_
+#define PARITY_IO_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+
+namespace parity {
+
+/// Bytes with whoever keeps them alive: a mapped file, a fuzzer's buffer, an owned vector.
+struct ByteSource {
+  std::string path;  ///< named in error messages
+  std::span<const std::byte> bytes;
+  std::shared_ptr<const void> owner;  ///< may be null when the caller guarantees lifetime
+};
+
+/// Name, dtype and shape of a tensor. `numel` and `nbytes` are checked against overflow
+/// when the metadata is built (see CheckedElementCount).
+struct TensorMeta {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;  ///< empty for a 0-d tensor (one element)
+  int64_t numel = 0;
+  std::size_t nbytes = 0;
+};
+
+/// Builds TensorMeta, failing (naming `path`) when a dimension is negative or the element
+/// count or byte size overflows 64 bits.
+Result<TensorMeta> MakeTensorMeta(std::string_view path, std::string name, DType dtype,
+                                  std::vector<int64_t> shape);
+
+/// A tensor's data: contiguous, C (row-major) order, native byte order, aligned for its dtype.
+/// Either a view into a mapped file (zero-copy) or an owned buffer. Cheap to copy (shared).
+class Tensor {
+ public:
+  Tensor() = default;
+  /// A view of `data` (which must hold meta.nbytes bytes, suitably aligned), kept alive by
+  /// `owner`.
+  Tensor(TensorMeta meta, std::span<const std::byte> data, std::shared_ptr<const void> owner,
+         bool zero_copy);
+  /// Takes ownership of `buffer` (meta.nbytes bytes).
+  static Tensor Owned(TensorMeta meta, std::vector<std::byte> buffer);
+
+  const TensorMeta& meta() const { return meta_; }
+  DType dtype() const { return meta_.dtype; }
+  int64_t numel() const { return meta_.numel; }
+  std::span<const std::byte> bytes() const { return data_; }
+  /// True when the data is read in place from the file's mapping.
+  bool zero_copy() const { return zero_copy_; }
+
+  template <typename T>
+  std::span<const T> as() const {
+    return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};
+  }
+
+ private:
+  TensorMeta meta_;
+  std::span<const std::byte> data_;
+  std::shared_ptr<const void> owner_;
+  bool zero_copy_ = false;
+};
+
+/// How raw element bytes sit in a file.
+struct RawLayout {
+  bool byte_swapped = false;  ///< stored in the other byte order than this machine's
+  bool fortran_order = false;
+};
+
+/// Makes a Tensor from `raw` (exactly meta.nbytes bytes inside `source`): a view when the
+/// layout is native C order and the data is aligned; otherwise a converted copy.
+Result<Tensor> MakeTensor(TensorMeta meta, std::span<const std::byte> raw,
+                          const ByteSource& source, RawLayout layout);
+
+/// Formats a shape as "[2, 3]".
+std::string ShapeString(std::span<const int64_t> shape);
+
+}  // namespace parity
+
+#endif  // PARITY_IO_TENSOR_H_

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "io/tensor_stats.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/float_format.h"
+#include "core/parallel.h"
+
+namespace parity {
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{1} << 16;  // elements per parallel task
+constexpr std::size_t kBlock = 2048;                   // elements per in-cache block
+
+// Statistics of a part of the tensor; parts merge pairwise (Chan, Golub & LeVeque 1979).
+struct Partial {
+  int64_t finite = 0;
+  int64_t nan = 0;
+  int64_t inf = 0;
+  int64_t zeros = 0;
+  double mean = 0.0;
+  double m2 = 0.0;  // sum of squared deviations from the mean
+  double fmin = std::numeric_limits<double>::infinity();
+  double fmax = -std::numeric_limits<double>::infinity();
+  int64_t imin = std::numeric_limits<int64_t>::max();
+  int64_t imax = std::numeric_limits<int64_t>::min();
+  uint64_t umin = std::numeric_limits<uint64_t>::max();
+  uint64_t umax = 0;
+
+  void AddMoments(int64_t n, double block_mean, double block_m2) {
+    if (n == 0) return;
+    if (finite == 0) {
+      finite = n;
+      mean = block_mean;
+      m2 = block_m2;
+      return;
+    }
+    const int64_t total = finite + n;
+    const double delta = block_mean - mean;
+    // Fractions first, so that values near the top of the range do not overflow.
+    const double weight = static_cast<double>(n) / static_cast<double>(total);
+    mean += delta * weight;
+    m2 += block_m2 + delta * delta * (static_cast<double>(finite) * weight);
+    finite = total;
+  }
+
+  void Merge(const Partial& o) {
+    AddMoments(o.finite, o.mean, o.m2);
+    nan += o.nan;
+    inf += o.inf;
+    zeros += o.zeros;
+    fmin = std::min(fmin, o.fmin);
+    fmax = std::max(fmax, o.fmax);
+    imin = std::min(imin, o.imin);
+    imax = std::max(imax, o.imax);
+    umin = std::min(umin, o.umin);
+    umax = std::max(umax, o.umax);
+  }
+};
+
+template <typename T>
+void FloatBlock(const T* p, std::size_t n, Partial* acc) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  constexpr T kMax = std::numeric_limits<T>::max();
+  T lo = kInf;
+  T hi = -kInf;
+  double sum = 0.0;
+  int64_t finite = 0, nan = 0, inf = 0, zeros = 0;
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : sum, finite, nan, inf, zeros)
+  for (std::size_t i = 0; i < n; ++i) {
+    const T v = p[i];
+    const T a = std::fabs(v);
+    const bool is_finite = a <= kMax;
+    nan += v != v;
+    inf += a == kInf;
+    zeros += v == T(0);
+    finite += is_finite;
+    lo = std::min(lo, is_finite ? v : kInf);
+    hi = std::max(hi, is_finite ? v : -kInf);
+    sum += is_finite ? static_cast<double>(v) : 0.0;
+  }
+  acc->nan += nan;
+  acc->inf += inf;
+  acc->zeros += zeros;
+  if (finite == 0) return;
+  acc->fmin = std::min(acc->fmin, static_cast<double>(lo));
+  acc->fmax = std::max(acc->fmax, static_cast<double>(hi));
+  const double mean = sum / static_cast<double>(finite);
+  double m2 = 0.0;
+#pragma omp simd reduction(+ : m2)
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(p[i]) - mean;
+    m2 += std::fabs(p[i]) <= kMax ? d * d : 0.0;
+  }
+  acc->AddMoments(finite, mean, m2);
+}
+
+template <typename T>
+void IntBlock(const T* p, std::size_t n, Partial* acc) {
+  T lo = std::numeric_limits<T>::max();
+  T hi = std::numeric_limits<T>::lowest();
+  double sum = 0.0;
+  int64_t zeros = 0;
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : sum, zeros)
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+    zeros += p[i] == 0;
+    sum += static_cast<double>(p[i]);
+  }
+  acc->zeros += zeros;
+  if (n == 0) return;
+  if constexpr (std::is_signed_v<T>) {
+    acc->imin = std::min<int64_t>(acc->imin, lo);
+    acc->imax = std::max<int64_t>(acc->imax, hi);
+  } else {
+    acc->umin = std::min<uint64_t>(acc->umin, lo);
+    acc->umax = std::max<uint64_t>(acc->umax, hi);
+  }
+  const double mean = sum / static_cast<double>(n);
+  double m2 = 0.0;
+#pragma omp simd reduction(+ : m2)
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(p[i]) - mean;
+    m2 += d * d;
+  }
+  acc->AddMoments(static_cast<int64_t>(n), mean, m2);
+}
+
+// Narrow floats are widened to float32 (exactly) a block at a time.
+template <typename Bits, float (*kToFloat)(Bits)>
+void NarrowFloatBlock(const Bits* p, std::size_t n, Partial* acc) {
+  std::array<float, kBlock> widened;
+  for (std::size_t i = 0; i < n; ++i) widened[i] = kToFloat(p[i]);
+  FloatBlock(widened.data(), n, acc);
+}
+
+template <typename T, void (*kBlockFn)(const T*, std::size_t, Partial*)>
+void Blocks(const std::byte* data, std::size_t begin, std::size_t end, Partial* acc) {
+  const T* p = reinterpret_cast<const T*>(data);
+  for (std::size_t i = begin; i < end; i += kBlock) kBlockFn(p + i, std::min(kBlock, end - i), acc);
+}
+
+void ChunkStats(DType dtype, const std::byte* data, std::size_t begin, std::size_t end,
+                Partial* acc) {
+  switch (dtype) {
+    case DType::kBool:
+    case DType::kUInt8:
+      return Blocks<uint8_t, IntBlock<uint8_t>>(data, begin, end, acc);
+    case DType::kInt8:
+      return Blocks<int8_t, IntBlock<int8_t>>(data, begin, end, acc);
+    case DType::kInt16:
+      return Blocks<int16_t, IntBlock<int16_t>>(data, begin, end, acc);
+    case DType::kInt32:
+      return Blocks<int32_t, IntBlock<int32_t>>(data, begin, end, acc);
+    case DType::kInt64:
+      return Blocks<int64_t, IntBlock<int64_t>>(data, begin, end, acc);
+    case DType::kUInt16:
+      return Blocks<uint16_t, IntBlock<uint16_t>>(data, begin, end, acc);
+    case DType::kUInt32:
+      return Blocks<uint32_t, IntBlock<uint32_t>>(data, begin, end, acc);
+    case DType::kUInt64:
+      return Blocks<uint64_t, IntBlock<uint64_t>>(data, begin, end, acc);
+    case DType::kFloat16:
+      return Blocks<uint16_t, NarrowFloatBlock<uint16_t, HalfToFloat>>(data, begin, end, acc);
+    case DType::kBFloat16:
+      return Blocks<uint16_t, NarrowFloatBlock<uint16_t, BFloat16ToFloat>>(data, begin, end, acc);
+    case DType::kFloat8E4M3FN:
+      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E4M3FNToFloat>>(data, begin, end,
+                                                                             acc);
+    case DType::kFloat8E5M2:
+      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E5M2ToFloat>>(data, begin, end, acc);
+    case DType::kFloat32:
+      return Blocks<float, FloatBlock<float>>(data, begin, end, acc);
+    case DType::kFloat64:
+      return Blocks<double, FloatBlock<double>>(data, begin, end, acc);
+  }
+}
+
+}  // namespace
+
+TensorStats ComputeStats(const Tensor& tensor) {
+  const auto count = static_cast<std::size_t>(tensor.numel());
+  const std::size_t chunks = (count + kChunk - 1) / kChunk;
+  std::vector<Partial> partials(chunks);
+  const std::byte* data = tensor.bytes().data();
+  const DType dtype = tensor.dtype();
+  ParallelFor(chunks, [&](std::size_t c) {
+    ChunkStats(dtype, data, c * kChunk, std::min(count, (c + 1) * kChunk), &partials[c]);
+  });
+  Partial total;
+  for (const Partial& p : partials) total.Merge(p);  // in order: independent of thread count
+
+  TensorStats stats;
+  stats.count = static_cast<int64_t>(count);
+  stats.nan = total.nan;
+  stats.inf = total.inf;
+  stats.zeros = total.zeros;
+  stats.finite = total.finite;
+  if (total.finite == 0) return stats;
+  switch (Info(dtype).kind) {
+    case DTypeKind::kFloat:
+      stats.min = total.fmin;
+      stats.max = total.fmax;
+      break;
+    case DTypeKind::kSignedInt:
+      stats.min = total.imin;
+      stats.max = total.imax;
+      break;
+    case DTypeKind::kBool:
+    case DTypeKind::kUnsignedInt:
+      stats.min = total.umin;
+      stats.max = total.umax;
+      break;
+  }
+  stats.mean = total.mean;
+  stats.std = std::sqrt(total.m2 / static_cast<double>(total.finite));
+  return stats;
+}
+
+}  // namespace parity

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "io/tensor_stats.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/float_format.h"
+#include "core/parallel.h"
+
+namespace parity {
+namespace {
+
+template <typename T>
+Tensor Make(DType dtype, const std::vector<T>& values) {
+  auto meta = MakeTensorMeta("", "t", dtype, {static_cast<int64_t>(values.size())});
+  std::vector<std::byte> bytes(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return Tensor::Owned(*meta, std::move(bytes));
+}
+
+TEST(TensorStats, HandComputedFloat32) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const TensorStats s = ComputeStats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
+  EXPECT_EQ(s.count, 8);
+  EXPECT_EQ(s.finite, 6);
+  EXPECT_EQ(s.nan, 1);
+  EXPECT_EQ(s.inf, 1);
+  EXPECT_EQ(s.zeros, 2);
+  EXPECT_EQ(std::get<double>(*s.min), 0.0);
+  EXPECT_EQ(std::get<double>(*s.max), 4.0);
+  EXPECT_DOUBLE_EQ(*s.mean, 10.0 / 6.0);
+  // population variance of {1,2,3,4,0,0}: mean 5/3, sum of squares 30 -> 30/6 - 25/9
+  EXPECT_DOUBLE_EQ(*s.std, std::sqrt(30.0 / 6.0 - 25.0 / 9.0));
+}
+
+TEST(TensorStats, NoFiniteElementMeansNoMinMaxMeanStd) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Tensor& t : {Make<float>(DType::kFloat32, {}),
+                          Make<float>(DType::kFloat32, {nan, std::numeric_limits<float>::infinity()})}) {
+    const TensorStats s = ComputeStats(t);
+    EXPECT_FALSE(s.min.has_value());
+    EXPECT_FALSE(s.max.has_value());
+    EXPECT_FALSE(s.mean.has_value());
+    EXPECT_FALSE(s.std.has_value());
+  }
+}
+
+TEST(TensorStats, IntegersKeepExactExtremes) {
+  const TensorStats s = ComputeStats(Make<int64_t>(
+      DType::kInt64, {std::numeric_limits<int64_t>::min(), 0, std::numeric_limits<int64_t>::max()}));
+  EXPECT_EQ(std::get<int64_t>(*s.min), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(std::get<int64_t>(*s.max), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(s.zeros, 1);
+  const TensorStats u = ComputeStats(Make<uint64_t>(DType::kUInt64, {5, ~uint64_t{0}}));
+  EXPECT_EQ(std::get<uint64_t>(*u.min), 5u);
+  EXPECT_EQ(std::get<uint64_t>(*u.max), ~uint64_t{0});
+  const TensorStats b = ComputeStats(Make<uint8_t>(DType::kBool, {1, 0, 0, 1, 1}));
+  EXPECT_EQ(std::get<uint64_t>(*b.max), 1u);
+  EXPECT_DOUBLE_EQ(*b.mean, 0.6);
+}
+
+TEST(TensorStats, NarrowFloatsAreWidenedExactly) {
+  const std::vector<uint16_t> half = {FloatToHalf(1.5f), FloatToHalf(-65504.0f), 0x7c00, 0x0001};
+  const TensorStats s = ComputeStats(Make<uint16_t>(DType::kFloat16, half));
+  EXPECT_EQ(s.inf, 1);
+  EXPECT_EQ(std::get<double>(*s.min), -65504.0);
+  EXPECT_EQ(std::get<double>(*s.max), 1.5);
+  const std::vector<uint8_t> e4m3 = {0x7f, 0xff, 0x7e, 0x01};  // NaN, -NaN, 448, 2^-9
+  const TensorStats f8 = ComputeStats(Make<uint8_t>(DType::kFloat8E4M3FN, e4m3));
+  EXPECT_EQ(f8.nan, 2);
+  EXPECT_EQ(std::get<double>(*f8.max), 448.0);
+  EXPECT_EQ(std::get<double>(*f8.min), 0x1p-9);
+}
+
+TEST(TensorStats, ResultDoesNotDependOnTheThreadCount) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> normal(3.0f, 2.0f);
+  std::vector<float> values(1'000'003);
+  for (float& v : values) v = normal(rng);
+  values[12345] = std::numeric_limits<float>::quiet_NaN();
+  const Tensor t = Make<float>(DType::kFloat32, values);
+  SetThreadCount(1);
+  const TensorStats one = ComputeStats(t);
+  for (int threads : {2, 3, 8}) {
+    SetThreadCount(threads);
+    const TensorStats many = ComputeStats(t);
+    EXPECT_EQ(std::bit_cast<uint64_t>(*many.mean), std::bit_cast<uint64_t>(*one.mean)) << threads;
+    EXPECT_EQ(std::bit_cast<uint64_t>(*many.std), std::bit_cast<uint64_t>(*one.std)) << threads;
+    EXPECT_EQ(many.nan, 1);
+  }
+  SetThreadCount(0);
+  // And it is accurate: against a float64 two-pass reference.
+  double sum = 0;
+  for (float v : values) sum += std::isnan(v) ? 0.0 : v;
+  const double mean = sum / (values.size() - 1);
+  double m2 = 0;
+  for (float v : values) m2 += std::isnan(v) ? 0.0 : (v - mean) * (v - mean);
+  EXPECT_NEAR(*one.mean, mean, 1e-12);
+  EXPECT_NEAR(*one.std, std::sqrt(m2 / (values.size() - 1)), 1e-12);
+}
+
+TEST(TensorStats, LargeOffsetDoesNotCancel) {
+  // Variance of 1e8 + {0, 1, 2, 3}: a sum-of-squares formula loses it in float64 rounding.
+  const TensorStats s = ComputeStats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
+  EXPECT_DOUBLE_EQ(*s.std, std::sqrt(1.25));
+}
+
+}  // namespace
+}  // namespace parity

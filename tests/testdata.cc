@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "testdata.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "core/convert.h"
+#include "io/tensor_file.h"
+
+namespace parity::testing {
+
+const std::string& TestDataDir() {
+  static const std::string dir = [] {
+    const char* env = std::getenv("PARITY_TESTDATA");
+    if (env == nullptr || *env == '\0') {
+      std::fprintf(stderr, "PARITY_TESTDATA is not set: run the tests through ctest, which "
+                           "generates the data first (tests/gen/gen_testdata.py)\n");
+      std::abort();
+    }
+    return std::string(env);
+  }();
+  return dir;
+}
+
+std::string TestDataPath(const std::string& rel) { return TestDataDir() + "/" + rel; }
+
+const nlohmann::json& Expected() {
+  static const nlohmann::json expected = [] {
+    std::ifstream in(TestDataPath("expected.json"));
+    if (!in) {
+      std::fprintf(stderr, "cannot read %s\n", TestDataPath("expected.json").c_str());
+      std::abort();
+    }
+    return nlohmann::json::parse(in);
+  }();
+  return expected;
+}
+
+Tensor LoadNpy(const std::string& rel) {
+  auto file = OpenTensorFile(TestDataPath(rel));
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  if (!file.ok()) return {};
+  auto tensor = (*file)->Load(0);
+  EXPECT_TRUE(tensor.ok()) << tensor.status().message();
+  return tensor.ok() ? *tensor : Tensor{};
+}
+
+std::vector<double> ToDoubles(const Tensor& tensor) {
+  std::vector<double> out(static_cast<std::size_t>(tensor.numel()));
+  ConvertToFloat64(tensor.dtype(), tensor.bytes().data(), out);
+  return out;
+}
+
+}  // namespace parity::testing

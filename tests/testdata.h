@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Access to the generated test data (tests/gen/gen_testdata.py, run as a CTest fixture).
+#ifndef PARITY_TESTS_TESTDATA_H_
+#define PARITY_TESTS_TESTDATA_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/tensor.h"
+
+namespace parity::testing {
+
+/// $PARITY_TESTDATA; aborts the test binary with a message when it is not set, since every
+/// test that needs it would otherwise fail for the wrong reason.
+const std::string& TestDataDir();
+
+/// TestDataDir() + "/" + rel.
+std::string TestDataPath(const std::string& rel);
+
+/// expected.json, parsed.
+const nlohmann::json& Expected();
+
+/// Loads the single tensor of an .npy test file; fails the test on error.
+Tensor LoadNpy(const std::string& rel);
+
+/// A tensor's elements converted to float64.
+std::vector<double> ToDoubles(const Tensor& tensor);
+
+}  // namespace parity::testing
+
+#endif  // PARITY_TESTS_TESTDATA_H_
