@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "testdata.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "core/convert.h"
 #include "io/tensor_file.h"
@@ -16,8 +16,9 @@ const std::string& TestDataDir() {
   static const std::string dir = [] {
     const char* env = std::getenv("PARITY_TESTDATA");
     if (env == nullptr || *env == '\0') {
-      std::fprintf(stderr, "PARITY_TESTDATA is not set: run the tests through ctest, which "
-                           "generates the data first (tests/gen/gen_testdata.py)\n");
+      std::fprintf(stderr,
+                   "PARITY_TESTDATA is not set: run the tests through ctest, which "
+                   "generates the data first (tests/gen/gen_testdata.py)\n");
       std::abort();
     }
     return std::string(env);

@@ -3,10 +3,9 @@
 #ifndef PARITY_TESTS_TESTDATA_H_
 #define PARITY_TESTS_TESTDATA_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "io/tensor.h"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // parity inspect PATH... : tensors in files and directories, with statistics.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "cli/common.h"
@@ -62,9 +62,9 @@ Status InspectFile(const std::string& path, const CommonOptions& options, Json* 
   entry["path"] = path;
   entry["format"] = FormatName(file->format());
   entry["tensors"] = Json::array();
-  Table table({"name", "dtype", "shape", "numel", "min", "max", "mean", "std", "nan", "inf",
-               "zeros"},
-              {false, false, false, true, true, true, true, true, true, true, true});
+  Table table(
+      {"name", "dtype", "shape", "numel", "min", "max", "mean", "std", "nan", "inf", "zeros"},
+      {false, false, false, true, true, true, true, true, true, true, true});
   for (std::size_t i = 0; i < file->tensors().size(); ++i) {
     PARITY_ASSIGN_OR_RETURN(Tensor tensor, file->Load(i));
     const TensorMeta& meta = tensor.meta();
@@ -83,9 +83,9 @@ Status InspectFile(const std::string& path, const CommonOptions& options, Json* 
     t["zeros"] = stats.zeros;
     entry["tensors"].push_back(std::move(t));
     table.AddRow({meta.name, std::string(Name(meta.dtype)), ShapeString(meta.shape),
-                  std::to_string(meta.numel), Human(stats.min), Human(stats.max),
-                  Human(stats.mean), Human(stats.std), std::to_string(stats.nan),
-                  std::to_string(stats.inf), std::to_string(stats.zeros)});
+                  std::to_string(meta.numel), Human(stats.min), Human(stats.max), Human(stats.mean),
+                  Human(stats.std), std::to_string(stats.nan), std::to_string(stats.inf),
+                  std::to_string(stats.zeros)});
   }
   if (options.human()) {
     std::printf("%s (%s, %zu tensor%s)\n%s", path.c_str(),
@@ -106,7 +106,9 @@ int RunInspect(int argc, char** argv) {
                      "file under a directory) with name, dtype, shape, element count, and min, "
                      "max, mean and std over the finite elements, with NaN, Inf and zero counts.",
                      &options);
-  app->add_option("paths", paths, "tensor files or directories")->required()->option_text("PATH...");
+  app->add_option("paths", paths, "tensor files or directories")
+      ->required()
+      ->option_text("PATH...");
   if (auto code = Parse(*app, options, argc, argv)) return *code;
 
   Json doc = Document("parity-inspect", 1);

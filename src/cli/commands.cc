@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
 #include <array>
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "core/exit_code.h"
@@ -79,7 +79,8 @@ int Main(int argc, char** argv) {
     for (const Command& c : kCommands) names.push_back(c.name);
     const std::string kind = name.starts_with("-") ? "option" : "command";
     std::string message = fmt::format("parity: error: unknown {} '{}'", kind, name);
-    if (auto suggestion = Suggest(name, names)) message += fmt::format("; did you mean '{}'?", *suggestion);
+    if (auto suggestion = Suggest(name, names))
+      message += fmt::format("; did you mean '{}'?", *suggestion);
     std::fprintf(stderr, "%s\nRun 'parity --help' for the list of commands.\n", message.c_str());
     return kExitUsage;
   }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/common.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "core/exit_code.h"
 #include "core/file_util.h"
@@ -47,8 +47,7 @@ int Fail(const Status& status) {
 }
 
 void Warn(std::string_view message) {
-  std::fprintf(stderr, "parity: warning: %.*s\n", static_cast<int>(message.size()),
-               message.data());
+  std::fprintf(stderr, "parity: warning: %.*s\n", static_cast<int>(message.size()), message.data());
 }
 
 Status WriteJsonOutput(const CommonOptions& options, const Json& doc) {

@@ -3,11 +3,10 @@
 #ifndef PARITY_CLI_COMMON_H_
 #define PARITY_CLI_COMMON_H_
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 #include "core/json_util.h"
 #include "core/status.h"

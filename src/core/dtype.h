@@ -35,9 +35,9 @@ struct DTypeInfo {
   DType dtype;
   std::string_view name;  ///< DESIGN.md name: "float32", "bfloat16", "float8_e4m3fn", ...
   DTypeKind kind;
-  std::size_t itemsize;   ///< bytes per element
-  int mantissa_bits;      ///< explicit fraction bits for floats, 0 otherwise
-  int exponent_bits;      ///< exponent field width for floats, 0 otherwise
+  std::size_t itemsize;  ///< bytes per element
+  int mantissa_bits;     ///< explicit fraction bits for floats, 0 otherwise
+  int exponent_bits;     ///< exponent field width for floats, 0 otherwise
 };
 
 /// Every dtype, in enum order.

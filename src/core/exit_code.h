@@ -8,11 +8,11 @@
 namespace parity {
 
 enum ExitCode : int {
-  kExitOk = 0,            ///< ran, and every check passed
-  kExitCheckFailed = 1,   ///< ran, and at least one check failed
-  kExitUsage = 2,         ///< usage error or invalid input
-  kExitUnavailable = 3,   ///< nothing that was asked for can run here
-  kExitInterrupted = 130, ///< interrupted by a signal
+  kExitOk = 0,             ///< ran, and every check passed
+  kExitCheckFailed = 1,    ///< ran, and at least one check failed
+  kExitUsage = 2,          ///< usage error or invalid input
+  kExitUnavailable = 3,    ///< nothing that was asked for can run here
+  kExitInterrupted = 130,  ///< interrupted by a signal
 };
 
 /// The exit code a failed status maps to (never kExitOk or kExitCheckFailed).

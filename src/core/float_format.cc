@@ -58,7 +58,7 @@ uint32_t EncodeFloat(double x, const FloatFormat& f, Overflow overflow) {
   if (a == 0.0) return sign;
 
   int frexp_exponent = 0;
-  std::frexp(a, &frexp_exponent);              // a = m * 2^frexp_exponent, m in [0.5, 1)
+  std::frexp(a, &frexp_exponent);                 // a = m * 2^frexp_exponent, m in [0.5, 1)
   const int64_t e = int64_t{frexp_exponent} - 1;  // a = (2m) * 2^e
   const int64_t emin = 1 - int64_t{f.bias};
   const int64_t emax = (f.specials == FloatFormat::Specials::kIeee)
@@ -75,8 +75,8 @@ uint32_t EncodeFloat(double x, const FloatFormat& f, Overflow overflow) {
   const auto units = static_cast<uint64_t>(n);
 
   // Subnormal and normal codes are contiguous: a carry out of the mantissa bumps the exponent.
-  const uint64_t code = (e < emin) ? units
-                                   : (static_cast<uint64_t>(e - emin) << f.mantissa_bits) + units;
+  const uint64_t code =
+      (e < emin) ? units : (static_cast<uint64_t>(e - emin) << f.mantissa_bits) + units;
   if (code > MaxFiniteCode(f)) return sign | OverflowCode(f, overflow);
   return sign | static_cast<uint32_t>(code);
 }
@@ -110,23 +110,6 @@ double DecodeFloat(uint32_t bits, const FloatFormat& f) {
 
 double MaxFinite(const FloatFormat& f) {
   return DecodeFloat(static_cast<uint32_t>(MaxFiniteCode(f)), f);
-}
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  uint32_t bits = 0;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else {
-    // Subnormal or zero: mantissa * 2^-24, exact in float32.
-    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-    bits = sign | std::bit_cast<uint32_t>(magnitude);
-  }
-  return std::bit_cast<float>(bits);
 }
 
 uint16_t FloatToBFloat16(float x) {

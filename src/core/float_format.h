@@ -49,8 +49,19 @@ double MaxFinite(const FloatFormat& format);
 
 // Fast paths for the common formats. Results equal EncodeFloat/DecodeFloat.
 
-/// float16 bits to float32 (exact).
-float HalfToFloat(uint16_t bits);
+/// float16 bits to float32 (exact). Branch-free, so that loops over it vectorise.
+inline float HalfToFloat(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t magnitude = bits & 0x7fffu;  // exponent and mantissa
+  const uint32_t normal = (magnitude << 13) + ((127u - 15u) << 23);
+  const uint32_t inf_nan = (magnitude << 13) | 0x7f800000u;
+  // Subnormals (and zero) are mantissa * 2^-24, exact in float32.
+  const uint32_t subnormal = std::bit_cast<uint32_t>(static_cast<float>(magnitude) * 0x1p-24f);
+  const uint32_t result = magnitude >= 0x7c00u   ? inf_nan
+                          : magnitude >= 0x0400u ? normal
+                                                 : subnormal;
+  return std::bit_cast<float>(sign | result);
+}
 inline uint16_t FloatToHalf(float x) {
   return static_cast<uint16_t>(EncodeFloat(x, kFloat16Format));
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/interrupt.h"
 
-#include <csignal>
 #include <unistd.h>
+
+#include <csignal>
 
 #include "core/exit_code.h"
 

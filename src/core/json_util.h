@@ -3,9 +3,8 @@
 #ifndef PARITY_CORE_JSON_UTIL_H_
 #define PARITY_CORE_JSON_UTIL_H_
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace parity {
 

@@ -40,6 +40,11 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+/// Asks the kernel to map, in one call, the pages of [data, data + length) that are about to be
+/// read (MADV_POPULATE_READ), instead of one page fault per few pages. A hint: it never fails,
+/// and it is harmless on memory that is already mapped.
+void PopulateForRead(const void* data, std::size_t length);
+
 }  // namespace parity
 
 #endif  // PARITY_CORE_MAPPED_FILE_H_

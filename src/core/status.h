@@ -52,7 +52,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok());
   }
@@ -75,9 +75,9 @@ class [[nodiscard]] Result {
 }  // namespace parity
 
 /// Returns the status from the enclosing function when `expr` is not ok.
-#define PARITY_RETURN_IF_ERROR(expr)          \
-  do {                                        \
-    ::parity::Status parity_status_ = (expr); \
+#define PARITY_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::parity::Status parity_status_ = (expr);        \
     if (!parity_status_.ok()) return parity_status_; \
   } while (0)
 

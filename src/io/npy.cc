@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/npy.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "core/file_util.h"
 #include "io/py_literal.h"
@@ -162,17 +162,17 @@ class NpyFile final : public TensorFile {
 }  // namespace
 
 Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> bytes, std::string_view path) {
-  if (bytes.size() < kMagicSize ||
-      std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
+  if (bytes.size() < kMagicSize || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
     if (bytes.size() < kMagicSize) {
       return Status::Invalid(path, fmt::format("truncated: {} bytes, too short for an .npy "
-                                               "header", bytes.size()));
+                                               "header",
+                                               bytes.size()));
     }
     return Status::Invalid(path, "wrong magic: not an .npy file");
   }
   if (bytes.size() < 10) {
-    return Status::Invalid(path, fmt::format("truncated: {} bytes, too short for an .npy header",
-                                             bytes.size()));
+    return Status::Invalid(
+        path, fmt::format("truncated: {} bytes, too short for an .npy header", bytes.size()));
   }
   NpyHeader header;
   header.major_version = static_cast<int>(bytes[6]);
@@ -189,8 +189,8 @@ Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> bytes, std::string_v
   }
   const std::size_t start = 8 + length_width;
   if (bytes.size() < start) {
-    return Status::Invalid(path, fmt::format("truncated: {} bytes, too short for an .npy header",
-                                             bytes.size()));
+    return Status::Invalid(
+        path, fmt::format("truncated: {} bytes, too short for an .npy header", bytes.size()));
   }
   const std::size_t length = ReadLe(bytes, 8, length_width);
   if (length > kMaxNpyHeaderBytes) {
@@ -199,13 +199,14 @@ Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> bytes, std::string_v
   }
   if (start + length > bytes.size()) {
     return Status::Invalid(path, fmt::format("header length {} runs past the end of the file "
-                                             "({} bytes)", length, bytes.size()));
+                                             "({} bytes)",
+                                             length, bytes.size()));
   }
   header.data_offset = start + length;
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + start, length);
   PARITY_ASSIGN_OR_RETURN(PyValue dict, ParsePyLiteral(text, path));
   if (dict.kind != PyValue::Kind::kDict) return Status::Invalid(path, "header is not a dict");
-  for (const auto& [key, value] : dict.entries) {
+  for (const std::string& key : dict.keys) {
     if (key != "descr" && key != "fortran_order" && key != "shape") {
       return Status::Invalid(path, fmt::format("header has an unexpected key '{}'", key));
     }
@@ -245,13 +246,13 @@ Result<NpyHeader> ParseNpyHeader(std::span<const std::byte> bytes, std::string_v
 Result<std::unique_ptr<TensorFile>> OpenNpy(ByteSource source) {
   PARITY_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(source.bytes, source.path));
   std::string name = std::filesystem::path(source.path).stem().string();
-  PARITY_ASSIGN_OR_RETURN(TensorMeta meta, MakeTensorMeta(source.path, std::move(name),
-                                                          header.dtype, header.shape));
+  PARITY_ASSIGN_OR_RETURN(TensorMeta meta,
+                          MakeTensorMeta(source.path, std::move(name), header.dtype, header.shape));
   const std::size_t available = source.bytes.size() - header.data_offset;
   if (available < meta.nbytes) {
-    return Status::Invalid(
-        source.path, fmt::format("data is {} bytes, but shape {} of {} needs {}", available,
-                                 ShapeString(meta.shape), Name(meta.dtype), meta.nbytes));
+    return Status::Invalid(source.path,
+                           fmt::format("data is {} bytes, but shape {} of {} needs {}", available,
+                                       ShapeString(meta.shape), Name(meta.dtype), meta.nbytes));
   }
   return std::unique_ptr<TensorFile>(
       new NpyFile(std::move(source), std::move(header), std::move(meta)));
@@ -276,7 +277,8 @@ std::string EncodeNpyHeader(const TensorMeta& meta) {
   out.push_back(static_cast<char>(v2 ? 2 : 1));
   out.push_back('\0');
   const std::size_t length = dict.size();
-  for (std::size_t i = 0; i < preamble - 8; ++i) out.push_back(static_cast<char>(length >> (8 * i)));
+  for (std::size_t i = 0; i < preamble - 8; ++i)
+    out.push_back(static_cast<char>(length >> (8 * i)));
   out += dict;
   return out;
 }

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/npz.h"
 
+#include <fmt/format.h>
 #include <zip.h>
 
 #include <algorithm>
 #include <array>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "io/npy.h"
 
@@ -34,7 +33,8 @@ struct Member {
 
 class NpzFile final : public TensorFile {
  public:
-  NpzFile(ByteSource source, ZipPtr archive) : source_(std::move(source)), zip_(std::move(archive)) {}
+  NpzFile(ByteSource source, ZipPtr archive)
+      : source_(std::move(source)), zip_(std::move(archive)) {}
 
   Status Scan();
 
@@ -96,11 +96,11 @@ Status NpzFile::Scan() {
     head.resize(got);
     if (got >= 10) {
       const bool v1 = static_cast<int>(head[6]) == 1;
-      std::size_t length = static_cast<std::size_t>(head[8]) |
-                           static_cast<std::size_t>(head[9]) << 8;
+      std::size_t length = static_cast<std::size_t>(head[8]) | static_cast<std::size_t>(head[9])
+                                                                   << 8;
       if (!v1 && got >= 12) {
-        length |= static_cast<std::size_t>(head[10]) << 16 |
-                  static_cast<std::size_t>(head[11]) << 24;
+        length |= static_cast<std::size_t>(head[10]) << 16 | static_cast<std::size_t>(head[11])
+                                                                 << 24;
       }
       const std::size_t want = std::min(length, kMaxNpyHeaderBytes + 1) + (v1 ? 10 : 12);
       if (want > got) {
@@ -112,16 +112,16 @@ Status NpzFile::Scan() {
     }
     PARITY_ASSIGN_OR_RETURN(member.header, ParseNpyHeader(head, member.where));
     std::string tensor_name = name.substr(0, name.size() - 4);
-    PARITY_ASSIGN_OR_RETURN(TensorMeta meta,
-                            MakeTensorMeta(member.where, std::move(tensor_name),
-                                           member.header.dtype, member.header.shape));
+    PARITY_ASSIGN_OR_RETURN(
+        TensorMeta meta, MakeTensorMeta(member.where, std::move(tensor_name), member.header.dtype,
+                                        member.header.shape));
     const uint64_t needed = member.header.data_offset + uint64_t{meta.nbytes};
     if (member.declared_size < needed) {
       return Status::Invalid(
           member.where,
           fmt::format("data is {} bytes, but shape {} of {} needs {}",
-                      member.declared_size - std::min<uint64_t>(member.declared_size,
-                                                                member.header.data_offset),
+                      member.declared_size -
+                          std::min<uint64_t>(member.declared_size, member.header.data_offset),
                       ShapeString(meta.shape), Name(meta.dtype), meta.nbytes));
     }
     members_.push_back(std::move(member));
@@ -143,8 +143,8 @@ Result<Tensor> NpzFile::Load(std::size_t index) const {
   std::size_t got = 0;
   while (got < meta.nbytes) {
     if (got == data.size()) data.resize(std::min(meta.nbytes, data.size() * 2));
-    PARITY_ASSIGN_OR_RETURN(std::size_t n, ReadSome(file.get(), std::span(data).subspan(got),
-                                                    member.where));
+    PARITY_ASSIGN_OR_RETURN(std::size_t n,
+                            ReadSome(file.get(), std::span(data).subspan(got), member.where));
     if (n == 0) break;
     got += n;
   }
@@ -184,7 +184,8 @@ Result<std::unique_ptr<TensorFile>> OpenNpz(ByteSource source) {
   if (archive == nullptr) {
     zip_source_free(zsource);
     Status status = Status::Invalid(
-        source.path, fmt::format("not a readable .npz (zip) archive: {}", zip_error_strerror(&error)));
+        source.path,
+        fmt::format("not a readable .npz (zip) archive: {}", zip_error_strerror(&error)));
     zip_error_fini(&error);
     return status;
   }

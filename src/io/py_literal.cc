@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/py_literal.h"
 
-#include <unordered_set>
-
 #include <fmt/format.h>
+
+#include <unordered_set>
 
 namespace parity {
 namespace {
@@ -28,9 +28,8 @@ class Parser {
   }
 
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -110,7 +109,8 @@ class Parser {
     const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
     if (magnitude > limit) out->integer_overflow = true;
     if (!out->integer_overflow) {
-      out->integer = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+      out->integer =
+          negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
     }
     return Status::Ok();
   }
@@ -150,7 +150,8 @@ class Parser {
       PyValue value;
       PARITY_RETURN_IF_ERROR(ParseValue(depth + 1, &value));
       if (!seen.insert(key).second) return Error(fmt::format("duplicate key '{}'", key));
-      out->entries.emplace_back(std::move(key), std::move(value));
+      out->keys.push_back(std::move(key));
+      out->items.push_back(std::move(value));
       SkipSpace();
       if (pos_ < text_.size() && text_[pos_] == ',') {
         ++pos_;
@@ -172,8 +173,8 @@ class Parser {
 }  // namespace
 
 const PyValue* PyValue::Find(std::string_view key) const {
-  for (const auto& [k, v] : entries) {
-    if (k == key) return &v;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) return &items[i];
   }
   return nullptr;
 }

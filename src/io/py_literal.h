@@ -21,8 +21,8 @@ struct PyValue {
   int64_t integer = 0;
   bool integer_overflow = false;  ///< the int does not fit int64 (its digits are in `text`)
   std::string text;               ///< a str's value, or an int's digits
-  std::vector<PyValue> items;     ///< tuple and list elements
-  std::vector<std::pair<std::string, PyValue>> entries;  ///< dict entries, in order
+  std::vector<PyValue> items;     ///< tuple and list elements; dict values
+  std::vector<std::string> keys;  ///< dict keys, in order (items[i] is the value of keys[i])
 
   /// The dict value under `key`, or null.
   const PyValue* Find(std::string_view key) const;

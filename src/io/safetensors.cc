@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/safetensors.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
 #include <unordered_set>
 #include <utility>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
 
@@ -120,17 +120,20 @@ Result<std::unique_ptr<TensorFile>> OpenSafetensors(ByteSource source) {
   const std::span<const std::byte> bytes = source.bytes;
   if (bytes.size() < 8) {
     return Status::Invalid(path, fmt::format("truncated: {} bytes, a .safetensors file starts "
-                                             "with an 8-byte header size", bytes.size()));
+                                             "with an 8-byte header size",
+                                             bytes.size()));
   }
   uint64_t header_size = 0;
   for (int i = 0; i < 8; ++i) header_size |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   if (header_size > kMaxSafetensorsHeaderBytes) {
     return Status::Invalid(path, fmt::format("header size {} exceeds the format's limit of {} "
-                                             "bytes", header_size, kMaxSafetensorsHeaderBytes));
+                                             "bytes",
+                                             header_size, kMaxSafetensorsHeaderBytes));
   }
   if (header_size > bytes.size() - 8) {
     return Status::Invalid(path, fmt::format("header size {} runs past the end of the file "
-                                             "({} bytes)", header_size, bytes.size()));
+                                             "({} bytes)",
+                                             header_size, bytes.size()));
   }
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, header_size);
   if (text.empty() || text.front() != '{') {
@@ -143,7 +146,9 @@ Result<std::unique_ptr<TensorFile>> OpenSafetensors(ByteSource source) {
   const std::size_t buffer_size = bytes.size() - buffer_offset;
   std::vector<TensorMeta> tensors;
   std::vector<Entry> entries;
-  for (const auto& [name, value] : header.items()) {
+  for (auto item = header.begin(); item != header.end(); ++item) {
+    const std::string& name = item.key();
+    const Json& value = item.value();
     if (name == "__metadata__") {
       if (!value.is_object()) return Status::Invalid(path, "__metadata__ is not an object");
       for (const auto& [key, item] : value.items()) {
@@ -191,8 +196,8 @@ Result<std::unique_ptr<TensorFile>> OpenSafetensors(ByteSource source) {
                              begin, end, end - begin, ShapeString(meta.shape), Name(meta.dtype),
                              meta.nbytes));
     }
-    entries.push_back({static_cast<std::size_t>(begin), static_cast<std::size_t>(end),
-                       tensors.size()});
+    entries.push_back(
+        {static_cast<std::size_t>(begin), static_cast<std::size_t>(end), tensors.size()});
     tensors.push_back(std::move(meta));
   }
 
@@ -206,19 +211,19 @@ Result<std::unique_ptr<TensorFile>> OpenSafetensors(ByteSource source) {
     const Entry& e = sorted[i];
     if (e.begin < covered) {
       const Entry& previous = sorted[i - 1];
-      return Status::Invalid(path, fmt::format("tensors '{}' and '{}' overlap in the data buffer",
-                                               tensors[previous.tensor].name,
-                                               tensors[e.tensor].name));
+      return Status::Invalid(path,
+                             fmt::format("tensors '{}' and '{}' overlap in the data buffer",
+                                         tensors[previous.tensor].name, tensors[e.tensor].name));
     }
     if (e.begin > covered) {
-      return Status::Invalid(path, fmt::format("data buffer bytes [{}, {}) belong to no tensor",
-                                               covered, e.begin));
+      return Status::Invalid(
+          path, fmt::format("data buffer bytes [{}, {}) belong to no tensor", covered, e.begin));
     }
     covered = e.end;
   }
   if (covered != buffer_size) {
-    return Status::Invalid(path, fmt::format("data buffer bytes [{}, {}) belong to no tensor",
-                                             covered, buffer_size));
+    return Status::Invalid(
+        path, fmt::format("data buffer bytes [{}, {}) belong to no tensor", covered, buffer_size));
   }
   std::vector<std::size_t> begins(entries.size());
   for (const Entry& e : entries) begins[e.tensor] = e.begin;
@@ -235,8 +240,8 @@ Status WriteSafetensors(const std::string& path, const std::vector<Tensor>& tens
   for (const Tensor& tensor : tensors) {
     const TensorMeta& meta = tensor.meta();
     if (meta.name == "__metadata__" || !names.insert(meta.name).second) {
-      return Status::Invalid(path, fmt::format("cannot write tensor name '{}' twice or reserved",
-                                               meta.name));
+      return Status::Invalid(
+          path, fmt::format("cannot write tensor name '{}' twice or reserved", meta.name));
     }
     header[meta.name] = {{"dtype", SafetensorsDTypeCode(meta.dtype)},
                          {"shape", meta.shape},

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/tensor.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace parity {
 namespace {
@@ -78,13 +78,13 @@ Result<TensorMeta> MakeTensorMeta(std::string_view path, std::string name, DType
   uint64_t numel = 1;
   for (int64_t d : shape) {
     if (d < 0) {
-      return Status::Invalid(path, fmt::format("tensor '{}': negative dimension in shape {}",
-                                               name, ShapeString(shape)));
+      return Status::Invalid(path, fmt::format("tensor '{}': negative dimension in shape {}", name,
+                                               ShapeString(shape)));
     }
     if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel) ||
         numel > static_cast<uint64_t>(INT64_MAX)) {
-      return Status::Invalid(path, fmt::format("tensor '{}': shape {} overflows 64 bits", name,
-                                               ShapeString(shape)));
+      return Status::Invalid(
+          path, fmt::format("tensor '{}': shape {} overflows 64 bits", name, ShapeString(shape)));
     }
   }
   uint64_t nbytes = 0;
@@ -102,8 +102,8 @@ Result<TensorMeta> MakeTensorMeta(std::string_view path, std::string name, DType
   return meta;
 }
 
-Tensor::Tensor(TensorMeta meta, std::span<const std::byte> data,
-               std::shared_ptr<const void> owner, bool zero_copy)
+Tensor::Tensor(TensorMeta meta, std::span<const std::byte> data, std::shared_ptr<const void> owner,
+               bool zero_copy)
     : meta_(std::move(meta)), data_(data), owner_(std::move(owner)), zero_copy_(zero_copy) {}
 
 Tensor Tensor::Owned(TensorMeta meta, std::vector<std::byte> buffer) {
@@ -112,11 +112,11 @@ Tensor Tensor::Owned(TensorMeta meta, std::vector<std::byte> buffer) {
   return Tensor(std::move(meta), data, std::move(owned), false);
 }
 
-Result<Tensor> MakeTensor(TensorMeta meta, std::span<const std::byte> raw,
-                          const ByteSource& source, RawLayout layout) {
+Result<Tensor> MakeTensor(TensorMeta meta, std::span<const std::byte> raw, const ByteSource& source,
+                          RawLayout layout) {
   if (raw.size() != meta.nbytes) {
-    return Status::Internal(fmt::format("{}: tensor '{}' given {} bytes, expected {}",
-                                        source.path, meta.name, raw.size(), meta.nbytes));
+    return Status::Internal(fmt::format("{}: tensor '{}' given {} bytes, expected {}", source.path,
+                                        meta.name, raw.size(), meta.nbytes));
   }
   const std::size_t itemsize = ItemSize(meta.dtype);
   const bool aligned = reinterpret_cast<std::uintptr_t>(raw.data()) % itemsize == 0;

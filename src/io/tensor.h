@@ -76,8 +76,8 @@ struct RawLayout {
 
 /// Makes a Tensor from `raw` (exactly meta.nbytes bytes inside `source`): a view when the
 /// layout is native C order and the data is aligned; otherwise a converted copy.
-Result<Tensor> MakeTensor(TensorMeta meta, std::span<const std::byte> raw,
-                          const ByteSource& source, RawLayout layout);
+Result<Tensor> MakeTensor(TensorMeta meta, std::span<const std::byte> raw, const ByteSource& source,
+                          RawLayout layout);
 
 /// Formats a shape as "[2, 3]".
 std::string ShapeString(std::span<const int64_t> shape);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/tensor_file.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "core/mapped_file.h"
 #include "io/npy.h"
@@ -26,7 +26,8 @@ struct FormatEntry {
 };
 
 bool StartsWith(std::span<const std::byte> bytes, std::string_view prefix) {
-  return bytes.size() >= prefix.size() && std::memcmp(bytes.data(), prefix.data(), prefix.size()) == 0;
+  return bytes.size() >= prefix.size() &&
+         std::memcmp(bytes.data(), prefix.data(), prefix.size()) == 0;
 }
 
 bool SniffNpy(std::span<const std::byte> bytes) { return StartsWith(bytes, "\x93NUMPY"); }
@@ -72,8 +73,9 @@ Result<std::unique_ptr<TensorFile>> OpenTensorFile(const std::string& path) {
     }
   }
   if (!format) {
-    return Status::Invalid(path, "not a tensor file (.npy, .npz or .safetensors by name or "
-                                 "content)");
+    return Status::Invalid(path,
+                           "not a tensor file (.npy, .npz or .safetensors by name or "
+                           "content)");
   }
   return OpenTensorBytes(std::move(source), *format);
 }

@@ -6,16 +6,28 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/float_format.h"
+#include "core/mapped_file.h"
 #include "core/parallel.h"
 
 namespace parity {
 namespace {
 
+// The kernels are inlined into ChunkStats, which is compiled for several x86-64 levels and
+// picked at load time (ifunc), so the same binary uses AVX-512 or AVX2 where the CPU has it.
+#if defined(__x86_64__) && defined(__ELF__)
+#define PARITY_MULTIVERSION \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PARITY_MULTIVERSION
+#endif
+#define PARITY_INLINE inline __attribute__((always_inline))
+
 constexpr std::size_t kChunk = std::size_t{1} << 16;  // elements per parallel task
-constexpr std::size_t kBlock = 2048;                   // elements per in-cache block
+constexpr std::size_t kBlock = 2048;                  // elements per in-cache block
 
 // Statistics of a part of the tensor; parts merge pairwise (Chan, Golub & LeVeque 1979).
 struct Partial {
@@ -63,53 +75,65 @@ struct Partial {
   }
 };
 
+// Counters are 32-bit (a block is at most kBlock elements) so that they fill the same vector
+// lanes as float32 values; Inf is what is neither finite nor NaN.
 template <typename T>
-void FloatBlock(const T* p, std::size_t n, Partial* acc) {
+PARITY_INLINE void FloatBlock(const T* p, std::size_t n, Partial* acc) {
+  using Count = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   constexpr T kInf = std::numeric_limits<T>::infinity();
   constexpr T kMax = std::numeric_limits<T>::max();
   T lo = kInf;
   T hi = -kInf;
   double sum = 0.0;
-  int64_t finite = 0, nan = 0, inf = 0, zeros = 0;
-#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : sum, finite, nan, inf, zeros)
+  Count finite = 0, nan = 0, zeros = 0;
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : sum, finite, nan, zeros)
   for (std::size_t i = 0; i < n; ++i) {
     const T v = p[i];
-    const T a = std::fabs(v);
-    const bool is_finite = a <= kMax;
+    const bool is_finite = std::fabs(v) <= kMax;
     nan += v != v;
-    inf += a == kInf;
     zeros += v == T(0);
     finite += is_finite;
-    lo = std::min(lo, is_finite ? v : kInf);
-    hi = std::max(hi, is_finite ? v : -kInf);
-    sum += is_finite ? static_cast<double>(v) : 0.0;
+    // Plain selects, not std::min (whose reference result keeps GCC from vectorising).
+    const T lo_candidate = is_finite ? v : kInf;
+    const T hi_candidate = is_finite ? v : -kInf;
+    lo = lo_candidate < lo ? lo_candidate : lo;
+    hi = hi_candidate > hi ? hi_candidate : hi;
+    sum += static_cast<double>(is_finite ? v : T(0));
   }
   acc->nan += nan;
-  acc->inf += inf;
+  acc->inf += static_cast<int64_t>(n) - finite - nan;
   acc->zeros += zeros;
   if (finite == 0) return;
   acc->fmin = std::min(acc->fmin, static_cast<double>(lo));
   acc->fmax = std::max(acc->fmax, static_cast<double>(hi));
   const double mean = sum / static_cast<double>(finite);
   double m2 = 0.0;
+  if (static_cast<std::size_t>(finite) == n) {
 #pragma omp simd reduction(+ : m2)
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(p[i]) - mean;
-    m2 += std::fabs(p[i]) <= kMax ? d * d : 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d = static_cast<double>(p[i]) - mean;
+      m2 += d * d;
+    }
+  } else {
+#pragma omp simd reduction(+ : m2)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d = static_cast<double>(p[i]) - mean;
+      m2 += std::fabs(p[i]) <= kMax ? d * d : 0.0;
+    }
   }
   acc->AddMoments(finite, mean, m2);
 }
 
 template <typename T>
-void IntBlock(const T* p, std::size_t n, Partial* acc) {
+PARITY_INLINE void IntBlock(const T* p, std::size_t n, Partial* acc) {
   T lo = std::numeric_limits<T>::max();
   T hi = std::numeric_limits<T>::lowest();
   double sum = 0.0;
   int64_t zeros = 0;
 #pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : sum, zeros)
   for (std::size_t i = 0; i < n; ++i) {
-    lo = std::min(lo, p[i]);
-    hi = std::max(hi, p[i]);
+    lo = p[i] < lo ? p[i] : lo;
+    hi = p[i] > hi ? p[i] : hi;
     zeros += p[i] == 0;
     sum += static_cast<double>(p[i]);
   }
@@ -134,20 +158,20 @@ void IntBlock(const T* p, std::size_t n, Partial* acc) {
 
 // Narrow floats are widened to float32 (exactly) a block at a time.
 template <typename Bits, float (*kToFloat)(Bits)>
-void NarrowFloatBlock(const Bits* p, std::size_t n, Partial* acc) {
+PARITY_INLINE void NarrowFloatBlock(const Bits* p, std::size_t n, Partial* acc) {
   std::array<float, kBlock> widened;
   for (std::size_t i = 0; i < n; ++i) widened[i] = kToFloat(p[i]);
   FloatBlock(widened.data(), n, acc);
 }
 
 template <typename T, void (*kBlockFn)(const T*, std::size_t, Partial*)>
-void Blocks(const std::byte* data, std::size_t begin, std::size_t end, Partial* acc) {
+PARITY_INLINE void Blocks(const std::byte* data, std::size_t begin, std::size_t end, Partial* acc) {
   const T* p = reinterpret_cast<const T*>(data);
   for (std::size_t i = begin; i < end; i += kBlock) kBlockFn(p + i, std::min(kBlock, end - i), acc);
 }
 
-void ChunkStats(DType dtype, const std::byte* data, std::size_t begin, std::size_t end,
-                Partial* acc) {
+PARITY_MULTIVERSION void ChunkStats(DType dtype, const std::byte* data, std::size_t begin,
+                                    std::size_t end, Partial* acc) {
   switch (dtype) {
     case DType::kBool:
     case DType::kUInt8:
@@ -171,8 +195,7 @@ void ChunkStats(DType dtype, const std::byte* data, std::size_t begin, std::size
     case DType::kBFloat16:
       return Blocks<uint16_t, NarrowFloatBlock<uint16_t, BFloat16ToFloat>>(data, begin, end, acc);
     case DType::kFloat8E4M3FN:
-      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E4M3FNToFloat>>(data, begin, end,
-                                                                             acc);
+      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E4M3FNToFloat>>(data, begin, end, acc);
     case DType::kFloat8E5M2:
       return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E5M2ToFloat>>(data, begin, end, acc);
     case DType::kFloat32:
@@ -190,8 +213,14 @@ TensorStats ComputeStats(const Tensor& tensor) {
   std::vector<Partial> partials(chunks);
   const std::byte* data = tensor.bytes().data();
   const DType dtype = tensor.dtype();
+  const std::size_t itemsize = ItemSize(dtype);
   ParallelFor(chunks, [&](std::size_t c) {
-    ChunkStats(dtype, data, c * kChunk, std::min(count, (c + 1) * kChunk), &partials[c]);
+    const std::size_t begin = c * kChunk;
+    const std::size_t end = std::min(count, (c + 1) * kChunk);
+    // Map a mapped file's pages a chunk at a time: fewer faults, and no more of a file larger
+    // than memory is held than the chunks in flight.
+    if (tensor.zero_copy()) PopulateForRead(data + begin * itemsize, (end - begin) * itemsize);
+    ChunkStats(dtype, data, begin, end, &partials[c]);
   });
   Partial total;
   for (const Partial& p : partials) total.Merge(p);  // in order: independent of thread count

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dtype.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "core/convert.h"
 #include "core/spellcheck.h"
@@ -12,8 +12,8 @@ namespace parity {
 namespace {
 
 TEST(DType, NamesRoundTripAndAreTheDesignNames) {
-  const char* names[] = {"bool",    "int8",    "int16",   "int32",         "int64",
-                         "uint8",   "uint16",  "uint32",  "uint64",        "float16",
+  const char* names[] = {"bool",     "int8",    "int16",   "int32",         "int64",
+                         "uint8",    "uint16",  "uint32",  "uint64",        "float16",
                          "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"};
   ASSERT_EQ(AllDTypes().size(), std::size(names));
   for (std::size_t i = 0; i < std::size(names); ++i) {
@@ -42,8 +42,7 @@ TEST(Convert, EveryDTypeToFloat64) {
   const uint8_t e4m3_max = 0x7e, e5m2_inf = 0x7c, yes = 7;
   const int64_t big = (int64_t{1} << 53) + 1;
   EXPECT_EQ(ElementToFloat64(DType::kFloat16, reinterpret_cast<const std::byte*>(&half_one)), 1.0);
-  EXPECT_EQ(ElementToFloat64(DType::kBFloat16, reinterpret_cast<const std::byte*>(&bf16_two)),
-            2.0);
+  EXPECT_EQ(ElementToFloat64(DType::kBFloat16, reinterpret_cast<const std::byte*>(&bf16_two)), 2.0);
   EXPECT_EQ(ElementToFloat64(DType::kFloat8E4M3FN, reinterpret_cast<const std::byte*>(&e4m3_max)),
             448.0);
   EXPECT_TRUE(std::isinf(

@@ -3,13 +3,13 @@
 // pattern, and numpy / exact-rational references (tests/gen/gen_testdata.py).
 #include "core/float_format.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "testdata.h"
 
@@ -129,7 +129,8 @@ TEST(FloatFormat, KnownValues) {
   // 464 is the tie between 448 and 480 (e4m3fn's NaN pattern): to even, so 448; PyTorch's
   // rule (>= 480 becomes NaN) agrees.
   EXPECT_EQ(EncodeFloat(464.0, kFloat8E4M3FNFormat), 0x7eu);
-  EXPECT_TRUE(std::isnan(DecodeFloat(EncodeFloat(480.0, kFloat8E4M3FNFormat), kFloat8E4M3FNFormat)));
+  EXPECT_TRUE(
+      std::isnan(DecodeFloat(EncodeFloat(480.0, kFloat8E4M3FNFormat), kFloat8E4M3FNFormat)));
 }
 
 TEST(FloatFormat, Float64RoundsOnceNotTwice) {

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/py_literal.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace parity {
 namespace {
 
 TEST(PyLiteral, ParsesAnNpyHeader) {
-  auto v = ParsePyLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }     \n",
-                          "x.npy");
+  auto v =
+      ParsePyLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }     \n", "x.npy");
   ASSERT_TRUE(v.ok()) << v.status().message();
   ASSERT_EQ(v->kind, PyValue::Kind::kDict);
-  ASSERT_EQ(v->entries.size(), 3u);
+  ASSERT_EQ(v->keys.size(), 3u);
   EXPECT_EQ(v->Find("descr")->text, "<f4");
   EXPECT_FALSE(v->Find("fortran_order")->boolean);
   const PyValue* shape = v->Find("shape");

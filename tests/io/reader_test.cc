@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The readers against files written by numpy and by the safetensors spec, and against every
 // kind of malformed file (tests/gen/gen_testdata.py writes both, with the expected results).
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/mapped_file.h"
 #include "io/npy.h"
@@ -36,10 +36,18 @@ void ExpectIntEqual(const Tensor& t, std::size_t i, const json& want) {
     case DTypeKind::kSignedInt: {
       int64_t v = 0;
       switch (ItemSize(t.dtype())) {
-        case 1: v = load(int8_t{}); break;
-        case 2: v = load(int16_t{}); break;
-        case 4: v = load(int32_t{}); break;
-        default: v = load(int64_t{}); break;
+        case 1:
+          v = load(int8_t{});
+          break;
+        case 2:
+          v = load(int16_t{});
+          break;
+        case 4:
+          v = load(int32_t{});
+          break;
+        default:
+          v = load(int64_t{});
+          break;
       }
       EXPECT_EQ(v, want.get<int64_t>()) << "element " << i;
       break;
@@ -47,10 +55,18 @@ void ExpectIntEqual(const Tensor& t, std::size_t i, const json& want) {
     default: {
       uint64_t v = 0;
       switch (ItemSize(t.dtype())) {
-        case 1: v = load(uint8_t{}); break;
-        case 2: v = load(uint16_t{}); break;
-        case 4: v = load(uint32_t{}); break;
-        default: v = load(uint64_t{}); break;
+        case 1:
+          v = load(uint8_t{});
+          break;
+        case 2:
+          v = load(uint16_t{});
+          break;
+        case 4:
+          v = load(uint32_t{});
+          break;
+        default:
+          v = load(uint64_t{});
+          break;
       }
       EXPECT_EQ(v, want.get<uint64_t>()) << "element " << i;
       break;
@@ -200,8 +216,8 @@ TEST(Readers, ZeroCopyWhereTheLayoutAllows) {
 TEST(Readers, FormatIsSniffedWhenTheExtensionSaysNothing) {
   const std::string dir = ::testing::TempDir() + "/sniff";
   std::filesystem::create_directories(dir);
-  for (const char* rel : {"npy/int16_le_c.npy", "npz/deflated.npz",
-                          "safetensors/all_dtypes.safetensors"}) {
+  for (const char* rel :
+       {"npy/int16_le_c.npy", "npz/deflated.npz", "safetensors/all_dtypes.safetensors"}) {
     const std::string copy = dir + "/" + std::filesystem::path(rel).stem().string() + ".bin";
     std::filesystem::copy_file(TestDataPath(rel), copy,
                                std::filesystem::copy_options::overwrite_existing);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/tensor_stats.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/float_format.h"
 #include "core/parallel.h"
@@ -26,7 +26,8 @@ Tensor Make(DType dtype, const std::vector<T>& values) {
 TEST(TensorStats, HandComputedFloat32) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const TensorStats s = ComputeStats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
+  const TensorStats s =
+      ComputeStats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
   EXPECT_EQ(s.count, 8);
   EXPECT_EQ(s.finite, 6);
   EXPECT_EQ(s.nan, 1);
@@ -41,8 +42,9 @@ TEST(TensorStats, HandComputedFloat32) {
 
 TEST(TensorStats, NoFiniteElementMeansNoMinMaxMeanStd) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const Tensor& t : {Make<float>(DType::kFloat32, {}),
-                          Make<float>(DType::kFloat32, {nan, std::numeric_limits<float>::infinity()})}) {
+  for (const Tensor& t :
+       {Make<float>(DType::kFloat32, {}),
+        Make<float>(DType::kFloat32, {nan, std::numeric_limits<float>::infinity()})}) {
     const TensorStats s = ComputeStats(t);
     EXPECT_FALSE(s.min.has_value());
     EXPECT_FALSE(s.max.has_value());
@@ -52,8 +54,9 @@ TEST(TensorStats, NoFiniteElementMeansNoMinMaxMeanStd) {
 }
 
 TEST(TensorStats, IntegersKeepExactExtremes) {
-  const TensorStats s = ComputeStats(Make<int64_t>(
-      DType::kInt64, {std::numeric_limits<int64_t>::min(), 0, std::numeric_limits<int64_t>::max()}));
+  const TensorStats s =
+      ComputeStats(Make<int64_t>(DType::kInt64, {std::numeric_limits<int64_t>::min(), 0,
+                                                 std::numeric_limits<int64_t>::max()}));
   EXPECT_EQ(std::get<int64_t>(*s.min), std::numeric_limits<int64_t>::min());
   EXPECT_EQ(std::get<int64_t>(*s.max), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(s.zeros, 1);
@@ -107,7 +110,8 @@ TEST(TensorStats, ResultDoesNotDependOnTheThreadCount) {
 
 TEST(TensorStats, LargeOffsetDoesNotCancel) {
   // Variance of 1e8 + {0, 1, 2, 3}: a sum-of-squares formula loses it in float64 rounding.
-  const TensorStats s = ComputeStats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
+  const TensorStats s =
+      ComputeStats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
   EXPECT_DOUBLE_EQ(*s.std, std::sqrt(1.25));
 }
 

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: the .npz reader.
+#include "fuzz_tensor_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  return parity::fuzz::FuzzTensorFile(data, size, parity::FileFormat::kNpz);
+}
