@@ -68,7 +68,7 @@ Status InspectFile(const std::string& path, const CommonOptions& options, Json* 
   for (std::size_t i = 0; i < file->tensors().size(); ++i) {
     PARITY_ASSIGN_OR_RETURN(Tensor tensor, file->Load(i));
     const TensorMeta& meta = tensor.meta();
-    const TensorStats stats = ComputeStats(tensor);
+    PARITY_ASSIGN_OR_RETURN(const TensorStats stats, ComputeStats(tensor));
     Json t = Json::object();
     t["name"] = meta.name;
     t["dtype"] = Name(meta.dtype);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 
 namespace parity {
@@ -17,58 +16,40 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& pa
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is then refused below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::Invalid(path, std::strerror(errno));
+  auto fail = [&](const std::string& problem) {
+    ::close(fd);
+    return Status::Invalid(path, problem);
+  };
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return Status::Invalid(path, std::strerror(err));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return Status::Invalid(path, "is a directory, expected a file");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Invalid(path, "not a regular file");
-  }
+  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return fail("is a directory, expected a file");
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
   const auto size = static_cast<std::size_t>(st.st_size);
   const std::byte* data = nullptr;
   if (size > 0) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return Status::Invalid(path, std::string("cannot map: ") + std::strerror(err));
-    }
+    if (p == MAP_FAILED) return fail(std::string("cannot map: ") + std::strerror(errno));
     data = static_cast<const std::byte*>(p);
   }
-  ::close(fd);
-  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, size));
+  return std::shared_ptr<const MappedFile>(new MappedFile(path, fd, data, size));
 }
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
-void MappedFile::AdviseSequential(std::size_t offset, std::size_t length) const {
-  if (data_ == nullptr || offset >= size_) return;
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t begin = offset / page * page;
-  const std::size_t end = std::min(size_, offset + length);
-  void* start = const_cast<std::byte*>(data_) + begin;
-  ::madvise(start, end - begin, MADV_SEQUENTIAL);
-  ::madvise(start, end - begin, MADV_WILLNEED);
-}
-
-void PopulateForRead(const void* data, std::size_t length) {
-#ifndef MADV_POPULATE_READ
-  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14; older kernels answer EINVAL
-#endif
-  if (data == nullptr || length == 0) return;
-  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
-  const auto end = reinterpret_cast<std::uintptr_t>(data) + length;
-  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+Status MappedFile::ReadAt(std::size_t offset, std::span<std::byte> out) const {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::Invalid(path_, std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0) return Status::Invalid(path_, "file shrank while being read");
+    done += static_cast<std::size_t>(n);
+  }
+  return Status::Ok();
 }
 
 }  // namespace parity

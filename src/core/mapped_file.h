@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Read-only memory-mapped files.
+// Read-only memory-mapped files, also readable with pread for streaming.
 #ifndef PARITY_CORE_MAPPED_FILE_H_
 #define PARITY_CORE_MAPPED_FILE_H_
 
@@ -12,8 +12,8 @@
 
 namespace parity {
 
-/// A whole file mapped read-only. Empty files have an empty span and no mapping.
-/// Immutable after Open, so it may be shared between threads.
+/// A whole file mapped read-only, with its descriptor kept open for ReadAt. Empty files have an
+/// empty span and no mapping. Immutable after Open, so it may be shared between threads.
 class MappedFile {
  public:
   /// Maps `path`. Fails (kInvalidInput, message naming the path) when it can't be opened,
@@ -28,22 +28,21 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   std::size_t size() const { return size_; }
 
-  /// Tells the kernel the range will be read sequentially soon (a hint; never fails).
-  void AdviseSequential(std::size_t offset, std::size_t length) const;
+  /// Copies bytes [offset, offset + out.size()) of the file into `out` with pread. Streaming
+  /// kernels read this way into small reused buffers: it costs a copy from the page cache, but
+  /// no page faults on a large mapping (which, under some hypervisors, cost more than the copy).
+  /// Thread-safe. Fails naming the path when the file has shrunk or can't be read.
+  Status ReadAt(std::size_t offset, std::span<std::byte> out) const;
 
  private:
-  MappedFile(std::string path, const std::byte* data, std::size_t size)
-      : path_(std::move(path)), data_(data), size_(size) {}
+  MappedFile(std::string path, int fd, const std::byte* data, std::size_t size)
+      : path_(std::move(path)), fd_(fd), data_(data), size_(size) {}
 
   std::string path_;
+  int fd_ = -1;
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
 };
-
-/// Asks the kernel to map, in one call, the pages of [data, data + length) that are about to be
-/// read (MADV_POPULATE_READ), instead of one page fault per few pages. A hint: it never fails,
-/// and it is harmless on memory that is already mapped.
-void PopulateForRead(const void* data, std::size_t length);
 
 }  // namespace parity
 

@@ -4,7 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdlib>
+#include <new>
 
 namespace parity {
 namespace {
@@ -28,6 +31,23 @@ void ParallelFor(std::size_t chunks, const std::function<void(std::size_t)>& bod
   const auto n = static_cast<long long>(chunks);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (long long i = 0; i < n; ++i) body(static_cast<std::size_t>(i));
+}
+
+std::byte* ThreadScratch(std::size_t bytes, int slot) {
+  struct Buffer {
+    std::byte* data = nullptr;
+    std::size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local std::array<Buffer, 4> buffers;
+  Buffer& buffer = buffers.at(static_cast<std::size_t>(slot));
+  if (buffer.size < bytes) {
+    std::free(buffer.data);
+    buffer.size = (bytes + 63) / 64 * 64;
+    buffer.data = static_cast<std::byte*>(std::aligned_alloc(64, buffer.size));
+    if (buffer.data == nullptr) throw std::bad_alloc();
+  }
+  return buffer.data;
 }
 
 }  // namespace parity

@@ -20,6 +20,11 @@ int ThreadCount();
 /// streaming reads sequential.
 void ParallelFor(std::size_t chunks, const std::function<void(std::size_t)>& body);
 
+/// A 64-byte aligned buffer of at least `bytes` bytes owned by the calling thread, one per
+/// `slot` (0..3), reused across calls: scratch space for streaming kernels. Valid until the
+/// same thread asks again for the same slot.
+std::byte* ThreadScratch(std::size_t bytes, int slot = 0);
+
 }  // namespace parity
 
 #endif  // PARITY_CORE_PARALLEL_H_

@@ -103,8 +103,23 @@ Result<TensorMeta> MakeTensorMeta(std::string_view path, std::string name, DType
 }
 
 Tensor::Tensor(TensorMeta meta, std::span<const std::byte> data, std::shared_ptr<const void> owner,
-               bool zero_copy)
-    : meta_(std::move(meta)), data_(data), owner_(std::move(owner)), zero_copy_(zero_copy) {}
+               bool zero_copy, const MappedFile* file)
+    : meta_(std::move(meta)),
+      data_(data),
+      owner_(std::move(owner)),
+      zero_copy_(zero_copy),
+      file_(file) {
+  if (file_ != nullptr) {
+    file_offset_ = static_cast<std::size_t>(data_.data() - file_->bytes().data());
+  }
+}
+
+Result<const std::byte*> Tensor::ReadChunk(std::size_t offset, std::size_t length,
+                                           std::byte* scratch) const {
+  if (file_ == nullptr) return data_.data() + offset;
+  PARITY_RETURN_IF_ERROR(file_->ReadAt(file_offset_ + offset, std::span(scratch, length)));
+  return static_cast<const std::byte*>(scratch);
+}
 
 Tensor Tensor::Owned(TensorMeta meta, std::vector<std::byte> buffer) {
   auto owned = std::make_shared<std::vector<std::byte>>(std::move(buffer));
@@ -123,7 +138,12 @@ Result<Tensor> MakeTensor(TensorMeta meta, std::span<const std::byte> raw, const
   const bool needs_transpose = layout.fortran_order && meta.shape.size() > 1;
   const bool needs_swap = layout.byte_swapped && itemsize > 1;
   if (aligned && !needs_transpose && !needs_swap) {
-    return Tensor(std::move(meta), raw, source.owner, true);
+    const MappedFile* file = source.file;
+    if (file != nullptr && (raw.data() < file->bytes().data() ||
+                            raw.data() + raw.size() > file->bytes().data() + file->size())) {
+      file = nullptr;
+    }
+    return Tensor(std::move(meta), raw, source.owner, true, file);
   }
   std::vector<std::byte> buffer(raw.size());
   if (needs_transpose) {

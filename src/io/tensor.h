@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/mapped_file.h"
 #include "core/status.h"
 
 namespace parity {
@@ -20,6 +21,9 @@ struct ByteSource {
   std::string path;  ///< named in error messages
   std::span<const std::byte> bytes;
   std::shared_ptr<const void> owner;  ///< may be null when the caller guarantees lifetime
+  /// The mapped file `bytes` lie in, if any (kept alive by `owner`): lets streaming kernels
+  /// read tensors with pread instead of through the mapping.
+  const MappedFile* file = nullptr;
 };
 
 /// Name, dtype and shape of a tensor. `numel` and `nbytes` are checked against overflow
@@ -43,9 +47,9 @@ class Tensor {
  public:
   Tensor() = default;
   /// A view of `data` (which must hold meta.nbytes bytes, suitably aligned), kept alive by
-  /// `owner`.
+  /// `owner`. When `file` is given, `data` lies in its mapping and streaming reads use pread.
   Tensor(TensorMeta meta, std::span<const std::byte> data, std::shared_ptr<const void> owner,
-         bool zero_copy);
+         bool zero_copy, const MappedFile* file = nullptr);
   /// Takes ownership of `buffer` (meta.nbytes bytes).
   static Tensor Owned(TensorMeta meta, std::vector<std::byte> buffer);
 
@@ -61,11 +65,19 @@ class Tensor {
     return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};
   }
 
+  /// Bytes [offset, offset + length) of the data, for kernels that stream through a tensor a
+  /// chunk at a time: read with pread into `scratch` (at least `length` bytes, aligned for the
+  /// dtype) when the tensor lies in a mapped file, otherwise a pointer into memory. Thread-safe.
+  Result<const std::byte*> ReadChunk(std::size_t offset, std::size_t length,
+                                     std::byte* scratch) const;
+
  private:
   TensorMeta meta_;
   std::span<const std::byte> data_;
   std::shared_ptr<const void> owner_;
   bool zero_copy_ = false;
+  const MappedFile* file_ = nullptr;  // kept alive by owner_
+  std::size_t file_offset_ = 0;       // of data_ in file_
 };
 
 /// How raw element bytes sit in a file.

@@ -65,7 +65,7 @@ Result<std::unique_ptr<TensorFile>> OpenTensorBytes(ByteSource source, FileForma
 
 Result<std::unique_ptr<TensorFile>> OpenTensorFile(const std::string& path) {
   PARITY_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::Open(path));
-  ByteSource source{path, file->bytes(), file};
+  ByteSource source{path, file->bytes(), file, file.get()};
   std::optional<FileFormat> format = FormatFromExtension(path);
   if (!format) {
     for (const FormatEntry& entry : kFormats) {

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "core/float_format.h"
-#include "core/mapped_file.h"
 #include "core/parallel.h"
 
 namespace parity {
@@ -165,63 +165,69 @@ PARITY_INLINE void NarrowFloatBlock(const Bits* p, std::size_t n, Partial* acc) 
 }
 
 template <typename T, void (*kBlockFn)(const T*, std::size_t, Partial*)>
-PARITY_INLINE void Blocks(const std::byte* data, std::size_t begin, std::size_t end, Partial* acc) {
+PARITY_INLINE void Blocks(const std::byte* data, std::size_t n, Partial* acc) {
   const T* p = reinterpret_cast<const T*>(data);
-  for (std::size_t i = begin; i < end; i += kBlock) kBlockFn(p + i, std::min(kBlock, end - i), acc);
+  for (std::size_t i = 0; i < n; i += kBlock) kBlockFn(p + i, std::min(kBlock, n - i), acc);
 }
 
-PARITY_MULTIVERSION void ChunkStats(DType dtype, const std::byte* data, std::size_t begin,
-                                    std::size_t end, Partial* acc) {
+// Statistics of the n elements at `data`.
+PARITY_MULTIVERSION void ChunkStats(DType dtype, const std::byte* data, std::size_t n,
+                                    Partial* acc) {
   switch (dtype) {
     case DType::kBool:
     case DType::kUInt8:
-      return Blocks<uint8_t, IntBlock<uint8_t>>(data, begin, end, acc);
+      return Blocks<uint8_t, IntBlock<uint8_t>>(data, n, acc);
     case DType::kInt8:
-      return Blocks<int8_t, IntBlock<int8_t>>(data, begin, end, acc);
+      return Blocks<int8_t, IntBlock<int8_t>>(data, n, acc);
     case DType::kInt16:
-      return Blocks<int16_t, IntBlock<int16_t>>(data, begin, end, acc);
+      return Blocks<int16_t, IntBlock<int16_t>>(data, n, acc);
     case DType::kInt32:
-      return Blocks<int32_t, IntBlock<int32_t>>(data, begin, end, acc);
+      return Blocks<int32_t, IntBlock<int32_t>>(data, n, acc);
     case DType::kInt64:
-      return Blocks<int64_t, IntBlock<int64_t>>(data, begin, end, acc);
+      return Blocks<int64_t, IntBlock<int64_t>>(data, n, acc);
     case DType::kUInt16:
-      return Blocks<uint16_t, IntBlock<uint16_t>>(data, begin, end, acc);
+      return Blocks<uint16_t, IntBlock<uint16_t>>(data, n, acc);
     case DType::kUInt32:
-      return Blocks<uint32_t, IntBlock<uint32_t>>(data, begin, end, acc);
+      return Blocks<uint32_t, IntBlock<uint32_t>>(data, n, acc);
     case DType::kUInt64:
-      return Blocks<uint64_t, IntBlock<uint64_t>>(data, begin, end, acc);
+      return Blocks<uint64_t, IntBlock<uint64_t>>(data, n, acc);
     case DType::kFloat16:
-      return Blocks<uint16_t, NarrowFloatBlock<uint16_t, HalfToFloat>>(data, begin, end, acc);
+      return Blocks<uint16_t, NarrowFloatBlock<uint16_t, HalfToFloat>>(data, n, acc);
     case DType::kBFloat16:
-      return Blocks<uint16_t, NarrowFloatBlock<uint16_t, BFloat16ToFloat>>(data, begin, end, acc);
+      return Blocks<uint16_t, NarrowFloatBlock<uint16_t, BFloat16ToFloat>>(data, n, acc);
     case DType::kFloat8E4M3FN:
-      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E4M3FNToFloat>>(data, begin, end, acc);
+      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E4M3FNToFloat>>(data, n, acc);
     case DType::kFloat8E5M2:
-      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E5M2ToFloat>>(data, begin, end, acc);
+      return Blocks<uint8_t, NarrowFloatBlock<uint8_t, Float8E5M2ToFloat>>(data, n, acc);
     case DType::kFloat32:
-      return Blocks<float, FloatBlock<float>>(data, begin, end, acc);
+      return Blocks<float, FloatBlock<float>>(data, n, acc);
     case DType::kFloat64:
-      return Blocks<double, FloatBlock<double>>(data, begin, end, acc);
+      return Blocks<double, FloatBlock<double>>(data, n, acc);
   }
 }
 
 }  // namespace
 
-TensorStats ComputeStats(const Tensor& tensor) {
+Result<TensorStats> ComputeStats(const Tensor& tensor) {
   const auto count = static_cast<std::size_t>(tensor.numel());
   const std::size_t chunks = (count + kChunk - 1) / kChunk;
   std::vector<Partial> partials(chunks);
-  const std::byte* data = tensor.bytes().data();
   const DType dtype = tensor.dtype();
   const std::size_t itemsize = ItemSize(dtype);
+  std::mutex error_mutex;
+  Status error;
   ParallelFor(chunks, [&](std::size_t c) {
     const std::size_t begin = c * kChunk;
-    const std::size_t end = std::min(count, (c + 1) * kChunk);
-    // Map a mapped file's pages a chunk at a time: fewer faults, and no more of a file larger
-    // than memory is held than the chunks in flight.
-    if (tensor.zero_copy()) PopulateForRead(data + begin * itemsize, (end - begin) * itemsize);
-    ChunkStats(dtype, data, begin, end, &partials[c]);
+    const std::size_t n = std::min(count, (c + 1) * kChunk) - begin;
+    auto chunk = tensor.ReadChunk(begin * itemsize, n * itemsize, ThreadScratch(kChunk * itemsize));
+    if (!chunk.ok()) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (error.ok()) error = chunk.status();
+      return;
+    }
+    ChunkStats(dtype, *chunk, n, &partials[c]);
   });
+  if (!error.ok()) return error;
   Partial total;
   for (const Partial& p : partials) total.Merge(p);  // in order: independent of thread count
 

@@ -29,10 +29,12 @@ struct TensorStats {
   std::optional<double> std;
 };
 
-/// Computes TensorStats in one pass, on ThreadCount() threads, accumulating in float64 with
-/// per-block means combined pairwise (Chan et al.), so the result does not depend on the
-/// number of threads.
-TensorStats ComputeStats(const Tensor& tensor);
+/// Computes TensorStats in one streaming pass, on ThreadCount() threads, accumulating in
+/// float64 with per-block means combined pairwise (Chan et al.) in a fixed order, so the result
+/// does not depend on the number of threads. The error of mean and std is that of a float64
+/// sum: about n·2^-53 times the mean magnitude of the elements. Fails only when a mapped file
+/// can't be read (it shrank underneath).
+Result<TensorStats> ComputeStats(const Tensor& tensor);
 
 }  // namespace parity
 

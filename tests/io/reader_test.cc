@@ -136,7 +136,9 @@ void CheckTensor(const Tensor& tensor, const json& want) {
     ASSERT_EQ(static_cast<std::size_t>(tensor.numel()), values.size());
     for (std::size_t i = 0; i < values.size(); ++i) ExpectIntEqual(tensor, i, values[i]);
   }
-  const TensorStats stats = ComputeStats(tensor);
+  auto computed = ComputeStats(tensor);
+  ASSERT_TRUE(computed.ok()) << computed.status().message();
+  const TensorStats& stats = *computed;
   const json& s = want["stats"];
   EXPECT_EQ(stats.count, tensor.numel());
   EXPECT_EQ(stats.nan, s["nan"].get<int64_t>());

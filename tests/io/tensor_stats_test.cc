@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +13,8 @@
 
 #include "core/float_format.h"
 #include "core/parallel.h"
+#include "io/npy.h"
+#include "io/tensor_file.h"
 
 namespace parity {
 namespace {
@@ -23,11 +27,17 @@ Tensor Make(DType dtype, const std::vector<T>& values) {
   return Tensor::Owned(*meta, std::move(bytes));
 }
 
+TensorStats Stats(const Tensor& t) {
+  auto stats = ComputeStats(t);
+  EXPECT_TRUE(stats.ok()) << stats.status().message();
+  return stats.ok() ? *stats : TensorStats{};
+}
+
 TEST(TensorStats, HandComputedFloat32) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const TensorStats s =
-      ComputeStats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
+      Stats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
   EXPECT_EQ(s.count, 8);
   EXPECT_EQ(s.finite, 6);
   EXPECT_EQ(s.nan, 1);
@@ -45,7 +55,7 @@ TEST(TensorStats, NoFiniteElementMeansNoMinMaxMeanStd) {
   for (const Tensor& t :
        {Make<float>(DType::kFloat32, {}),
         Make<float>(DType::kFloat32, {nan, std::numeric_limits<float>::infinity()})}) {
-    const TensorStats s = ComputeStats(t);
+    const TensorStats s = Stats(t);
     EXPECT_FALSE(s.min.has_value());
     EXPECT_FALSE(s.max.has_value());
     EXPECT_FALSE(s.mean.has_value());
@@ -55,27 +65,27 @@ TEST(TensorStats, NoFiniteElementMeansNoMinMaxMeanStd) {
 
 TEST(TensorStats, IntegersKeepExactExtremes) {
   const TensorStats s =
-      ComputeStats(Make<int64_t>(DType::kInt64, {std::numeric_limits<int64_t>::min(), 0,
+      Stats(Make<int64_t>(DType::kInt64, {std::numeric_limits<int64_t>::min(), 0,
                                                  std::numeric_limits<int64_t>::max()}));
   EXPECT_EQ(std::get<int64_t>(*s.min), std::numeric_limits<int64_t>::min());
   EXPECT_EQ(std::get<int64_t>(*s.max), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(s.zeros, 1);
-  const TensorStats u = ComputeStats(Make<uint64_t>(DType::kUInt64, {5, ~uint64_t{0}}));
+  const TensorStats u = Stats(Make<uint64_t>(DType::kUInt64, {5, ~uint64_t{0}}));
   EXPECT_EQ(std::get<uint64_t>(*u.min), 5u);
   EXPECT_EQ(std::get<uint64_t>(*u.max), ~uint64_t{0});
-  const TensorStats b = ComputeStats(Make<uint8_t>(DType::kBool, {1, 0, 0, 1, 1}));
+  const TensorStats b = Stats(Make<uint8_t>(DType::kBool, {1, 0, 0, 1, 1}));
   EXPECT_EQ(std::get<uint64_t>(*b.max), 1u);
   EXPECT_DOUBLE_EQ(*b.mean, 0.6);
 }
 
 TEST(TensorStats, NarrowFloatsAreWidenedExactly) {
   const std::vector<uint16_t> half = {FloatToHalf(1.5f), FloatToHalf(-65504.0f), 0x7c00, 0x0001};
-  const TensorStats s = ComputeStats(Make<uint16_t>(DType::kFloat16, half));
+  const TensorStats s = Stats(Make<uint16_t>(DType::kFloat16, half));
   EXPECT_EQ(s.inf, 1);
   EXPECT_EQ(std::get<double>(*s.min), -65504.0);
   EXPECT_EQ(std::get<double>(*s.max), 1.5);
   const std::vector<uint8_t> e4m3 = {0x7f, 0xff, 0x7e, 0x01};  // NaN, -NaN, 448, 2^-9
-  const TensorStats f8 = ComputeStats(Make<uint8_t>(DType::kFloat8E4M3FN, e4m3));
+  const TensorStats f8 = Stats(Make<uint8_t>(DType::kFloat8E4M3FN, e4m3));
   EXPECT_EQ(f8.nan, 2);
   EXPECT_EQ(std::get<double>(*f8.max), 448.0);
   EXPECT_EQ(std::get<double>(*f8.min), 0x1p-9);
@@ -89,10 +99,10 @@ TEST(TensorStats, ResultDoesNotDependOnTheThreadCount) {
   values[12345] = std::numeric_limits<float>::quiet_NaN();
   const Tensor t = Make<float>(DType::kFloat32, values);
   SetThreadCount(1);
-  const TensorStats one = ComputeStats(t);
+  const TensorStats one = Stats(t);
   for (int threads : {2, 3, 8}) {
     SetThreadCount(threads);
-    const TensorStats many = ComputeStats(t);
+    const TensorStats many = Stats(t);
     EXPECT_EQ(std::bit_cast<uint64_t>(*many.mean), std::bit_cast<uint64_t>(*one.mean)) << threads;
     EXPECT_EQ(std::bit_cast<uint64_t>(*many.std), std::bit_cast<uint64_t>(*one.std)) << threads;
     EXPECT_EQ(many.nan, 1);
@@ -111,8 +121,23 @@ TEST(TensorStats, ResultDoesNotDependOnTheThreadCount) {
 TEST(TensorStats, LargeOffsetDoesNotCancel) {
   // Variance of 1e8 + {0, 1, 2, 3}: a sum-of-squares formula loses it in float64 rounding.
   const TensorStats s =
-      ComputeStats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
+      Stats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
   EXPECT_DOUBLE_EQ(*s.std, std::sqrt(1.25));
+}
+
+TEST(TensorStats, AFileThatShrinksIsAnErrorNotACrash) {
+  const std::string path = ::testing::TempDir() + "/shrinks.npy";
+  std::vector<float> values(1 << 18, 1.5f);
+  ASSERT_TRUE(WriteNpy(path, Make<float>(DType::kFloat32, values)).ok());
+  auto file = OpenTensorFile(path);
+  ASSERT_TRUE(file.ok());
+  auto tensor = (*file)->Load(0);
+  ASSERT_TRUE(tensor.ok());
+  ASSERT_EQ(::truncate(path.c_str(), 4096), 0);
+  auto stats = ComputeStats(*tensor);
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.status().message().find(path), std::string::npos);
+  EXPECT_NE(stats.status().message().find("shrank"), std::string::npos);
 }
 
 }  // namespace
