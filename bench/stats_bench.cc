@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "compare/metrics.h"
 #include "core/float_format.h"
 #include "core/parallel.h"
 #include "io/tensor_stats.h"
@@ -58,6 +59,20 @@ BENCHMARK_CAPTURE(BM_ComputeStats, float32, DType::kFloat32)
 BENCHMARK_CAPTURE(BM_ComputeStats, float16, DType::kFloat16)->Args({1 << 24, 2})->UseRealTime();
 BENCHMARK_CAPTURE(BM_ComputeStats, bfloat16, DType::kBFloat16)->Args({1 << 24, 2})->UseRealTime();
 BENCHMARK_CAPTURE(BM_ComputeStats, int32, DType::kInt32)->Args({1 << 24, 2})->UseRealTime();
+
+void BM_PairMetrics(benchmark::State& state) {
+  SetThreadCount(static_cast<int>(state.range(1)));
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const Tensor a = RandomTensor(DType::kFloat32, n);
+  Tensor b = RandomTensor(DType::kFloat32, n);
+  MetricsOptions options;
+  options.rtol = 1e-5;
+  options.tiny = 1e-30;
+  for (auto _ : state) benchmark::DoNotOptimize(ComputePairMetrics(a, b, options).ok());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(2 * a.bytes().size()));
+}
+BENCHMARK(BM_PairMetrics)->Args({1 << 24, 1})->Args({1 << 24, 2})->UseRealTime();
 
 // One conversion over 4096 normal values, as elements per second.
 template <typename In, auto kConvert>

@@ -9,8 +9,8 @@
 
 #include "cli/command.h"
 #include "cli/common.h"
-#include "cli/table.h"
 #include "core/exit_code.h"
+#include "core/text_table.h"
 #include "io/tensor_file.h"
 #include "io/tensor_stats.h"
 

@@ -23,6 +23,7 @@ std::span<const Command> Commands();
 int Main(int argc, char** argv);
 
 // Handlers, one file each.
+int RunCompare(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 
 }  // namespace parity::cli

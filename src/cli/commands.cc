@@ -16,9 +16,11 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 1> kCommands = {{
+constexpr std::array<Command, 2> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
+    {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
+     RunCompare},
 }};
 
 void PrintUsage(std::FILE* out) {

@@ -42,8 +42,8 @@ MappedFile::~MappedFile() {
 Status MappedFile::ReadAt(std::size_t offset, std::span<std::byte> out) const {
   std::size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status::Invalid(path_, std::string("cannot read: ") + std::strerror(errno));
     if (n == 0) return Status::Invalid(path_, "file shrank while being read");

@@ -114,6 +114,12 @@ Tensor::Tensor(TensorMeta meta, std::span<const std::byte> data, std::shared_ptr
   }
 }
 
+Tensor Tensor::WithDType(DType dtype) const {
+  Tensor copy = *this;
+  copy.meta_.dtype = dtype;
+  return copy;
+}
+
 Result<const std::byte*> Tensor::ReadChunk(std::size_t offset, std::size_t length,
                                            std::byte* scratch) const {
   if (file_ == nullptr) return data_.data() + offset;

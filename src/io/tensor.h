@@ -60,6 +60,10 @@ class Tensor {
   /// True when the data is read in place from the file's mapping.
   bool zero_copy() const { return zero_copy_; }
 
+  /// The same bytes as another dtype of the same item size (bfloat16 bits stored as uint16,
+  /// say). Requires ItemSize(dtype) == ItemSize(this->dtype()).
+  Tensor WithDType(DType dtype) const;
+
   template <typename T>
   std::span<const T> as() const {
     return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};

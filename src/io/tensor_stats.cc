@@ -12,20 +12,12 @@
 
 #include "core/float_format.h"
 #include "core/parallel.h"
+#include "core/simd.h"
 
 namespace parity {
 namespace {
 
-// The kernels are inlined into ChunkStats, which is compiled for several x86-64 levels and
-// picked at load time (ifunc), so the same binary uses AVX-512 or AVX2 where the CPU has it.
-#if defined(__x86_64__) && defined(__ELF__)
-#define PARITY_MULTIVERSION \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PARITY_MULTIVERSION
-#endif
-#define PARITY_INLINE inline __attribute__((always_inline))
-
+// The kernels below are inlined into ChunkStats, compiled once per x86-64 level.
 constexpr std::size_t kChunk = std::size_t{1} << 16;  // elements per parallel task
 constexpr std::size_t kBlock = 2048;                  // elements per in-cache block
 
@@ -171,8 +163,7 @@ PARITY_INLINE void Blocks(const std::byte* data, std::size_t n, Partial* acc) {
 }
 
 // Statistics of the n elements at `data`.
-PARITY_MULTIVERSION void ChunkStats(DType dtype, const std::byte* data, std::size_t n,
-                                    Partial* acc) {
+PARITY_INLINE void ChunkStatsImpl(DType dtype, const std::byte* data, std::size_t n, Partial* acc) {
   switch (dtype) {
     case DType::kBool:
     case DType::kUInt8:
@@ -203,6 +194,29 @@ PARITY_MULTIVERSION void ChunkStats(DType dtype, const std::byte* data, std::siz
       return Blocks<float, FloatBlock<float>>(data, n, acc);
     case DType::kFloat64:
       return Blocks<double, FloatBlock<double>>(data, n, acc);
+  }
+}
+
+PARITY_TARGET_V4 void ChunkStatsV4(DType dtype, const std::byte* data, std::size_t n,
+                                   Partial* acc) {
+  ChunkStatsImpl(dtype, data, n, acc);
+}
+PARITY_TARGET_V3 void ChunkStatsV3(DType dtype, const std::byte* data, std::size_t n,
+                                   Partial* acc) {
+  ChunkStatsImpl(dtype, data, n, acc);
+}
+void ChunkStatsBaseline(DType dtype, const std::byte* data, std::size_t n, Partial* acc) {
+  ChunkStatsImpl(dtype, data, n, acc);
+}
+
+void ChunkStats(DType dtype, const std::byte* data, std::size_t n, Partial* acc) {
+  switch (ActiveIsa()) {
+    case Isa::kV4:
+      return ChunkStatsV4(dtype, data, n, acc);
+    case Isa::kV3:
+      return ChunkStatsV3(dtype, data, n, acc);
+    case Isa::kBaseline:
+      return ChunkStatsBaseline(dtype, data, n, acc);
   }
 }
 

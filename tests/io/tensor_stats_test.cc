@@ -2,7 +2,6 @@
 #include "io/tensor_stats.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -13,6 +12,7 @@
 
 #include "core/float_format.h"
 #include "core/parallel.h"
+#include "core/simd.h"
 #include "io/npy.h"
 #include "io/tensor_file.h"
 
@@ -36,8 +36,7 @@ TensorStats Stats(const Tensor& t) {
 TEST(TensorStats, HandComputedFloat32) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const TensorStats s =
-      Stats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
+  const TensorStats s = Stats(Make<float>(DType::kFloat32, {1, 2, nan, 3, -inf, 4, 0, -0.0f}));
   EXPECT_EQ(s.count, 8);
   EXPECT_EQ(s.finite, 6);
   EXPECT_EQ(s.nan, 1);
@@ -64,9 +63,8 @@ TEST(TensorStats, NoFiniteElementMeansNoMinMaxMeanStd) {
 }
 
 TEST(TensorStats, IntegersKeepExactExtremes) {
-  const TensorStats s =
-      Stats(Make<int64_t>(DType::kInt64, {std::numeric_limits<int64_t>::min(), 0,
-                                                 std::numeric_limits<int64_t>::max()}));
+  const TensorStats s = Stats(Make<int64_t>(DType::kInt64, {std::numeric_limits<int64_t>::min(), 0,
+                                                            std::numeric_limits<int64_t>::max()}));
   EXPECT_EQ(std::get<int64_t>(*s.min), std::numeric_limits<int64_t>::min());
   EXPECT_EQ(std::get<int64_t>(*s.max), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(s.zeros, 1);
@@ -118,10 +116,46 @@ TEST(TensorStats, ResultDoesNotDependOnTheThreadCount) {
   EXPECT_NEAR(*one.std, std::sqrt(m2 / (values.size() - 1)), 1e-12);
 }
 
+TEST(TensorStats, EveryIsaLevelGivesTheSameResult) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.5f, 3.0f);
+  std::vector<float> f32(100'003);
+  for (float& v : f32) v = normal(rng);
+  f32[5] = std::numeric_limits<float>::quiet_NaN();
+  f32[6] = -std::numeric_limits<float>::infinity();
+  f32[7] = 0.0f;
+  std::vector<uint16_t> f16(f32.size());
+  std::vector<int32_t> i32(f32.size());
+  for (std::size_t i = 0; i < f32.size(); ++i) {
+    f16[i] = FloatToHalf(f32[i]);
+    i32[i] = static_cast<int32_t>(std::isfinite(f32[i]) ? f32[i] * 1000 : 0);
+  }
+  const Tensor tensors[] = {Make<float>(DType::kFloat32, f32), Make<uint16_t>(DType::kFloat16, f16),
+                            Make<int32_t>(DType::kInt32, i32)};
+  const Isa widest = ActiveIsa();
+  for (const Tensor& t : tensors) {
+    SetIsa(Isa::kBaseline);
+    const TensorStats base = Stats(t);
+    for (Isa isa : {Isa::kV3, Isa::kV4}) {
+      if (!IsaSupported(isa)) continue;
+      SetIsa(isa);
+      const TensorStats s = Stats(t);
+      EXPECT_EQ(s.nan, base.nan) << IsaName(isa);
+      EXPECT_EQ(s.inf, base.inf) << IsaName(isa);
+      EXPECT_EQ(s.zeros, base.zeros) << IsaName(isa);
+      EXPECT_EQ(s.finite, base.finite) << IsaName(isa);
+      EXPECT_EQ(s.min, base.min) << IsaName(isa);
+      EXPECT_EQ(s.max, base.max) << IsaName(isa);
+      EXPECT_NEAR(*s.mean, *base.mean, 1e-12 * std::fabs(*base.mean) + 1e-15) << IsaName(isa);
+      EXPECT_NEAR(*s.std, *base.std, 1e-12 * *base.std) << IsaName(isa);
+    }
+  }
+  SetIsa(widest);
+}
+
 TEST(TensorStats, LargeOffsetDoesNotCancel) {
   // Variance of 1e8 + {0, 1, 2, 3}: a sum-of-squares formula loses it in float64 rounding.
-  const TensorStats s =
-      Stats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
+  const TensorStats s = Stats(Make<double>(DType::kFloat64, {1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3}));
   EXPECT_DOUBLE_EQ(*s.std, std::sqrt(1.25));
 }
 

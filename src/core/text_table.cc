@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/table.h"
+#include "core/text_table.h"
 
 #include <algorithm>
 
-namespace parity::cli {
+namespace parity {
 
 Table::Table(std::vector<std::string> header, std::vector<bool> numeric)
     : numeric_(std::move(numeric)) {
@@ -32,4 +32,4 @@ std::string Table::Render(const std::string& indent) const {
   return out;
 }
 
-}  // namespace parity::cli
+}  // namespace parity

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plain-text tables for human-readable reports.
-#ifndef PARITY_CLI_TABLE_H_
-#define PARITY_CLI_TABLE_H_
+#ifndef PARITY_CORE_TEXT_TABLE_H_
+#define PARITY_CORE_TEXT_TABLE_H_
 
 #include <string>
 #include <vector>
 
-namespace parity::cli {
+namespace parity {
 
-/// Columns padded to their widest cell; columns marked numeric are right-aligned.
+/// Columns padded to their widest cell; columns marked numeric are right-aligned; the last
+/// column is not padded.
 class Table {
  public:
   /// `numeric[i]` right-aligns column i; missing entries mean left-aligned.
@@ -22,6 +23,6 @@ class Table {
   std::vector<bool> numeric_;
 };
 
-}  // namespace parity::cli
+}  // namespace parity
 
-#endif  // PARITY_CLI_TABLE_H_
+#endif  // PARITY_CORE_TEXT_TABLE_H_

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/table.h"
+#include "core/text_table.h"
 
 #include <gtest/gtest.h>
 
-namespace parity::cli {
+namespace parity {
 namespace {
 
 TEST(Table, PadsColumnsAndRightAlignsNumbers) {
@@ -17,4 +17,4 @@ TEST(Table, PadsColumnsAndRightAlignsNumbers) {
 }
 
 }  // namespace
-}  // namespace parity::cli
+}  // namespace parity

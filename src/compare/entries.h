@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// What `parity compare` compares: the tensors of two (or three) inputs, paired.
+#ifndef PARITY_COMPARE_ENTRIES_H_
+#define PARITY_COMPARE_ENTRIES_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "io/dump.h"
+#include "io/tensor.h"
+#include "io/tensor_file.h"
+
+namespace parity {
+
+struct OpenFileCache;  // the tensor file a side opened last
+
+/// One tensor of one input: from a tensor file, or an input, param or output of a dump record.
+struct Entry {
+  std::string key;   ///< what pairs it with the other side
+  std::string name;  ///< shown in reports
+  TensorMeta meta;   ///< dtype and shape (meta.name: the tensor's own name)
+  std::string path;  ///< plain files: the file and the tensor's index in it
+  std::size_t index = 0;
+  std::shared_ptr<OpenFileCache> cache;
+  const DumpDir* dump = nullptr;  ///< dumps: the record and the tensor in it
+  const DumpRecord* record = nullptr;
+  const DumpTensorRef* ref = nullptr;
+  std::string role;  ///< dumps: "input", "param" or "output"
+  std::string slot;  ///< dumps: role and position in the record ("input.0", "param.weight")
+
+  bool stats_only() const { return ref != nullptr && !ref->has_data(); }
+  /// Reads the data (checked against the dump record, for dumps). Not thread-safe.
+  Result<Tensor> Load() const;
+};
+
+/// One input of compare: a tensor file, a directory of tensor files or a dump directory.
+struct Side {
+  enum class Kind { kFile, kDirectory, kDump };
+  std::string path;
+  Kind kind = Kind::kFile;
+  std::vector<Entry> entries;     ///< file order, or record order for dumps
+  std::unique_ptr<DumpDir> dump;  ///< owns the records entries point into
+  std::vector<std::string> warnings;
+};
+
+/// Opens `path` as whichever of the three kinds it is; every error names the path.
+Result<Side> OpenSide(const std::string& path);
+
+/// Two (or three) entries that belong together, in execution order. A missing side, or a
+/// dtype or shape that differs, makes the pair structural.
+struct EntryPair {
+  std::string name;
+  const Entry* a = nullptr;
+  const Entry* b = nullptr;
+  const Entry* golden = nullptr;
+  std::string structural;  ///< why the pair can't be compared elementwise; empty otherwise
+};
+
+/// Pairs the entries of `a` and `b` (and `golden`, matched to `a` the same way):
+/// two files of one tensor each pair whatever the names, else by tensor name; directories by
+/// relative path and tensor name, then by tensor name alone where unique; dumps by (rank, name,
+/// pass, call), then by seq (with a warning), and within records by role and position.
+/// Sides of different kinds can't be paired (kInvalidInput). Warnings go to `warnings`.
+Result<std::vector<EntryPair>> PairSides(const Side& a, const Side& b, const Side* golden,
+                                         std::vector<std::string>* warnings);
+
+}  // namespace parity
+
+#endif  // PARITY_COMPARE_ENTRIES_H_

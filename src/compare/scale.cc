@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/scale.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/convert.h"
+
+namespace parity {
+namespace {
+
+constexpr std::size_t kRowsPerRead = 256;
+
+// Σ over rows of x², per column, for `x` viewed as (numel / cols) rows of `cols` columns; with
+// `batches` > 1, one such vector per batch (x viewed as batches × rows × cols).
+Result<std::vector<double>> ColumnSquares(const Tensor& x, int64_t cols, int64_t batches = 1) {
+  const auto c = static_cast<std::size_t>(cols);
+  std::vector<double> out(c * static_cast<std::size_t>(batches), 0.0);
+  if (cols <= 0 || x.numel() == 0) return out;
+  const auto rows = static_cast<std::size_t>(x.numel()) / c;
+  const std::size_t rows_per_batch = rows / static_cast<std::size_t>(batches);
+  const std::size_t itemsize = ItemSize(x.dtype());
+  std::vector<std::byte> scratch(kRowsPerRead * c * itemsize);
+  std::vector<double> values(kRowsPerRead * c);
+  for (std::size_t r = 0; r < rows; r += kRowsPerRead) {
+    const std::size_t n = std::min(kRowsPerRead, rows - r);
+    PARITY_ASSIGN_OR_RETURN(const std::byte* p,
+                            x.ReadChunk(r * c * itemsize, n * c * itemsize, scratch.data()));
+    ConvertToFloat64(x.dtype(), p, std::span(values.data(), n * c));
+    for (std::size_t i = 0; i < n; ++i) {
+      double* column = out.data() + ((r + i) / rows_per_batch) * c;
+      for (std::size_t j = 0; j < c; ++j) {
+        const double v = values[i * c + j];
+        if (std::isfinite(v)) column[j] += v * v;
+      }
+    }
+  }
+  return out;
+}
+
+Result<double> MeanSquare(const Tensor& x) {
+  PARITY_ASSIGN_OR_RETURN(std::vector<double> all, ColumnSquares(x, 1));
+  return x.numel() > 0 ? all[0] / static_cast<double>(x.numel()) : 0.0;
+}
+
+// sqrt(Σ_b Σ_k sa[b,k]·sb[b,k] / (B·M·N)) for a (B, M, K) times (B, K, N) product, where sa
+// holds column squares of a and sb row squares of b (= column squares of bᵀ).
+double ProductScale(const std::vector<double>& sa, const std::vector<double>& sb, double outputs) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < sa.size() && i < sb.size(); ++i) sum += sa[i] * sb[i];
+  return outputs > 0 ? std::sqrt(sum / outputs) : 0.0;
+}
+
+// Row squares of a (B, K, N) tensor: Σ over n of b[b,k,n]², as (B·K) values.
+Result<std::vector<double>> RowSquares(const Tensor& t, int64_t cols) {
+  const int64_t rows = cols > 0 ? t.numel() / cols : 0;
+  std::vector<double> out(static_cast<std::size_t>(rows), 0.0);
+  const std::size_t itemsize = ItemSize(t.dtype());
+  std::vector<std::byte> scratch(static_cast<std::size_t>(cols) * itemsize);
+  std::vector<double> values(static_cast<std::size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::size_t bytes = values.size() * itemsize;
+    PARITY_ASSIGN_OR_RETURN(const std::byte* p, t.ReadChunk(static_cast<std::size_t>(r) * bytes,
+                                                            bytes, scratch.data()));
+    ConvertToFloat64(t.dtype(), p, values);
+    for (double v : values) {
+      if (std::isfinite(v)) out[static_cast<std::size_t>(r)] += v * v;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<double>> SummandScale(
+    const std::string& op, int64_t k, const std::vector<Tensor>& inputs,
+    const std::vector<std::pair<std::string, Tensor>>& params) {
+  auto param = [&](const char* name) -> const Tensor* {
+    for (const auto& [key, t] : params) {
+      if (key == name) return &t;
+    }
+    return nullptr;
+  };
+  if (inputs.empty()) return std::optional<double>();
+  const Tensor& x = inputs[0];
+  const auto& xs = x.meta().shape;
+  if (op == "linear") {
+    const Tensor* w = param("weight");
+    if (w == nullptr && inputs.size() > 1) w = &inputs[1];
+    if (w == nullptr || w->meta().shape.size() != 2 || xs.empty() || xs.back() != k ||
+        w->meta().shape[1] != k) {
+      return std::optional<double>();
+    }
+    PARITY_ASSIGN_OR_RETURN(std::vector<double> sx, ColumnSquares(x, k));
+    PARITY_ASSIGN_OR_RETURN(std::vector<double> sw, ColumnSquares(*w, k));
+    const double m = static_cast<double>(x.numel() / k);
+    const double n = static_cast<double>(w->meta().shape[0]);
+    return std::optional<double>(ProductScale(sx, sw, m * n));
+  }
+  if ((op == "matmul" || op == "bmm") && inputs.size() > 1) {
+    const Tensor& y = inputs[1];
+    const auto& ys = y.meta().shape;
+    if (xs.size() < 2 || ys.size() < 2 || xs.back() != k || ys[ys.size() - 2] != k) {
+      return std::optional<double>();
+    }
+    const int64_t n = ys.back();
+    const int64_t batches_y = y.numel() / (k * n);
+    const int64_t batches_x = x.numel() / (xs[xs.size() - 2] * k);
+    if (batches_y != 1 && batches_y != batches_x) return std::optional<double>();
+    PARITY_ASSIGN_OR_RETURN(std::vector<double> sx, ColumnSquares(x, k, batches_x));
+    PARITY_ASSIGN_OR_RETURN(std::vector<double> sy, RowSquares(y, n));
+    if (batches_y == 1 && batches_x > 1) {  // broadcast the single right-hand matrix
+      std::vector<double> repeated;
+      for (int64_t b = 0; b < batches_x; ++b) repeated.insert(repeated.end(), sy.begin(), sy.end());
+      sy = std::move(repeated);
+    }
+    const double outputs = static_cast<double>(x.numel() / k) * static_cast<double>(n);
+    return std::optional<double>(ProductScale(sx, sy, outputs));
+  }
+  if (op == "conv1d" || op == "conv2d") {
+    const Tensor* w = param("weight");
+    if (w == nullptr && inputs.size() > 1) w = &inputs[1];
+    if (w == nullptr) return std::optional<double>();
+    PARITY_ASSIGN_OR_RETURN(double mx, MeanSquare(x));
+    PARITY_ASSIGN_OR_RETURN(double mw, MeanSquare(*w));
+    return std::optional<double>(std::sqrt(static_cast<double>(k) * mx * mw));
+  }
+  if (op == "sum" || op == "mean") {
+    PARITY_ASSIGN_OR_RETURN(double mx, MeanSquare(x));
+    const double s = std::sqrt(static_cast<double>(k) * mx);
+    return std::optional<double>(op == "sum" ? s : s / static_cast<double>(k));
+  }
+  return std::optional<double>();
+}
+
+}  // namespace parity

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// The magnitude of the summands behind an op's output, for the `auto` tolerance.
+#ifndef PARITY_COMPARE_SCALE_H_
+#define PARITY_COMPARE_SCALE_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json_util.h"
+#include "core/status.h"
+#include "io/tensor.h"
+
+namespace parity {
+
+/// The rms, over the output elements, of the ℓ2 norm of the summands each output element is a
+/// sum of: for y = x·Wᵀ, sqrt(mean over (i, j) of Σ_k x_ik² w_jk²), computed exactly in
+/// O((M + N)·K) from column sums of squares; for convolutions √K·rms(x)·rms(w) (the same
+/// under independent inputs); for sum √K·rms(x), for mean rms(x)/√K. Nothing for ops without a
+/// formula here (their outputs use the output's own rms). `k` is the op's reduction length.
+Result<std::optional<double>> SummandScale(
+    const std::string& op, int64_t k, const std::vector<Tensor>& inputs,
+    const std::vector<std::pair<std::string, Tensor>>& params);
+
+}  // namespace parity
+
+#endif  // PARITY_COMPARE_SCALE_H_

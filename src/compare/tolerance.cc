@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/tolerance.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <set>
+
+namespace parity {
+namespace {
+
+constexpr int64_t kElementwiseUlps = 4;
+
+double ComputeRoundoff(const std::string& compute) {
+  if (compute == "float64") return std::ldexp(1.0, -53);
+  if (compute == "tf32" || compute == "float16") return std::ldexp(1.0, -11);
+  if (compute == "bfloat16") return std::ldexp(1.0, -8);
+  return std::ldexp(1.0, -24);  // float32
+}
+
+bool IsMatmulFamily(const std::string& op) {
+  return op == "linear" || op == "matmul" || op == "bmm" || op == "scaled_dot_product_attention";
+}
+
+int64_t Product(const std::vector<int64_t>& dims, std::size_t from = 0) {
+  int64_t p = 1;
+  for (std::size_t i = from; i < dims.size(); ++i) p *= dims[i];
+  return p;
+}
+
+// A dim attribute, possibly negative, normalised against `rank`.
+std::optional<std::size_t> Dim(const Json& value, std::size_t rank) {
+  if (!value.is_number_integer() || rank == 0) return std::nullopt;
+  int64_t d = value.get<int64_t>();
+  if (d < 0) d += static_cast<int64_t>(rank);
+  if (d < 0 || d >= static_cast<int64_t>(rank)) return std::nullopt;
+  return static_cast<std::size_t>(d);
+}
+
+const std::vector<int64_t>* Param(const TensorContext& c, const char* name) {
+  for (const auto& [key, shape] : c.param_shapes) {
+    if (key == name) return &shape;
+  }
+  return nullptr;
+}
+
+Tolerance Torch(DType dtype, std::string reason) {
+  Tolerance t;
+  t.policy = "torch";
+  if (!IsFloat(dtype)) {
+    t.criterion = Criterion::kUlps;
+    t.reason = fmt::format("{} compares exactly", Name(dtype));
+    return t;
+  }
+  std::tie(t.rtol, t.atol) = TorchDefaults(dtype);
+  t.reason = std::move(reason);
+  return t;
+}
+
+Tolerance Exact(const char* policy, std::string reason) {
+  Tolerance t;
+  t.policy = policy;
+  t.criterion = Criterion::kUlps;
+  t.max_ulps = 0;
+  t.reason = std::move(reason);
+  return t;
+}
+
+Tolerance Auto(const ToleranceRequest& request, const TensorContext& c) {
+  if (!IsFloat(c.dtype)) return Exact("auto", fmt::format("{} compares exactly", Name(c.dtype)));
+  const bool in_dump = !c.op.empty();
+  if (in_dump && c.role != "output") {
+    return Torch(c.dtype, fmt::format("an op's {} has no reduction of its own here: "
+                                      "torch.testing defaults for {}",
+                                      c.role, Name(c.dtype)));
+  }
+  const OpClass op_class = in_dump ? ClassifyOp(c.op) : OpClass::kUnknown;
+  if (op_class == OpClass::kDataMovement) {
+    Tolerance t;
+    t.policy = "auto";
+    t.criterion = Criterion::kBitwise;
+    t.reason = fmt::format("{} moves data without arithmetic: bitwise equal", c.op);
+    return t;
+  }
+  if (op_class == OpClass::kElementwise) {
+    Tolerance t = Exact("auto", fmt::format("{} is elementwise: within {} ulps of {}", c.op,
+                                            kElementwiseUlps, Name(c.dtype)));
+    t.max_ulps = kElementwiseUlps;
+    return t;
+  }
+  std::optional<int64_t> k = request.k;
+  if (!k && op_class == OpClass::kReduction) k = ReductionLength(c);
+  if (!k) {
+    return Torch(c.dtype, in_dump
+                              ? fmt::format("no reduction length known for op '{}' (give --k): "
+                                            "torch.testing defaults for {}",
+                                            c.op, Name(c.dtype))
+                              : fmt::format("no reduction length known (plain files; give --k): "
+                                            "torch.testing defaults for {}",
+                                            Name(c.dtype)));
+  }
+  Tolerance t;
+  t.policy = "auto";
+  t.k = std::max<int64_t>(*k, 1);
+  t.lambda = request.lambda;
+  t.u_storage = UnitRoundoff(c.dtype);
+  std::string why_compute;
+  if (request.compute) {
+    t.compute = *request.compute;
+    why_compute = "--compute";
+  } else if (c.dtype == DType::kFloat64) {
+    t.compute = "float64";
+  } else if (c.dtype == DType::kFloat32 && IsMatmulFamily(c.op) && c.bf16_matmul) {
+    t.compute = "bfloat16";
+    why_compute = "float32_matmul_precision allows bfloat16";
+  } else if (c.dtype == DType::kFloat32 && IsMatmulFamily(c.op) && c.tf32_matmul) {
+    t.compute = "tf32";
+    why_compute = "the manifest allows tf32 matmuls";
+  } else if (c.dtype == DType::kFloat32 && (c.op == "conv1d" || c.op == "conv2d") && c.tf32_conv) {
+    t.compute = "tf32";
+    why_compute = "the manifest allows tf32 convolutions";
+  } else {
+    t.compute = "float32";  // narrow storage dtypes accumulate in float32
+  }
+  t.u_compute = ComputeRoundoff(t.compute);
+  const double growth = t.lambda * std::sqrt(static_cast<double>(*t.k)) * t.u_compute;
+  // The storage rounding of each side's output adds up to one ulp of the stored dtype.
+  t.rtol = growth + 2.0 * t.u_storage;
+  t.atol_per_scale = growth;
+  if (c.summand_scale) {
+    t.scale = *c.summand_scale;
+    t.scale_source = "summands";
+    t.atol = growth * *t.scale;
+  } else {
+    t.needs_output_scale = true;
+    t.scale_source = "output rms";
+  }
+  t.reason = fmt::format("{}K={}: λ·√K·u = {:.3g}·√{}·2^{} ({}{}{})", in_dump ? c.op + " " : "",
+                         *t.k, t.lambda, *t.k, std::lround(std::log2(t.u_compute)), t.compute,
+                         why_compute.empty() ? "" : ", ", why_compute);
+  return t;
+}
+
+Tolerance FromPolicy(const std::string& policy, const ToleranceRequest& request,
+                     const TensorContext& c) {
+  if (request.rtol || request.atol) {
+    Tolerance t;
+    t.policy = "explicit";
+    t.rtol = request.rtol.value_or(0.0);
+    t.atol = request.atol.value_or(0.0);
+    if (!IsFloat(c.dtype)) {
+      t.criterion = Criterion::kUlps;
+      t.reason = fmt::format("{} compares exactly", Name(c.dtype));
+    } else {
+      t.reason = fmt::format("given: rtol {:g}, atol {:g}", t.rtol, t.atol);
+    }
+    return t;
+  }
+  if (policy == "torch") {
+    return Torch(c.dtype, fmt::format("torch.testing defaults for {}", Name(c.dtype)));
+  }
+  if (policy == "exact") return Exact("exact", "equal values (+0 = -0, NaN where NaN)");
+  return Auto(request, c);
+}
+
+}  // namespace
+
+void Tolerance::SetOutputScale(double rms) {
+  if (!needs_output_scale) return;
+  needs_output_scale = false;
+  scale = rms;
+  atol = atol_per_scale * rms;
+}
+
+Json Tolerance::ToJson() const {
+  Json j = Json::object();
+  j["policy"] = policy;
+  j["criterion"] = criterion == Criterion::kAbsRel ? "abs_rel"
+                   : criterion == Criterion::kUlps ? "ulps"
+                                                   : "bitwise";
+  if (criterion == Criterion::kAbsRel) {
+    SetNumber(j, "rtol", rtol);
+    SetNumber(j, "atol", atol);
+  }
+  if (criterion == Criterion::kUlps) j["max_ulps"] = max_ulps;
+  if (k) {
+    j["compute"] = compute;
+    j["u_storage"] = u_storage;
+    j["u_compute"] = u_compute;
+    j["k"] = *k;
+    j["lambda"] = lambda;
+    if (scale) SetNumber(j, "scale", *scale);
+    j["scale_source"] = scale_source;
+  }
+  j["reason"] = reason;
+  return j;
+}
+
+std::pair<double, double> TorchDefaults(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return {1e-3, 1e-5};
+    case DType::kBFloat16:
+      return {1.6e-2, 1e-5};
+    case DType::kFloat32:
+      return {1.3e-6, 1e-5};
+    case DType::kFloat64:
+      return {1e-7, 1e-7};
+    default:
+      return {0.0, 0.0};  // integers, bool and float8: exact
+  }
+}
+
+OpClass ClassifyOp(const std::string& op) {
+  static const std::set<std::string> kReductions = {"linear",
+                                                    "matmul",
+                                                    "bmm",
+                                                    "conv1d",
+                                                    "conv2d",
+                                                    "softmax",
+                                                    "log_softmax",
+                                                    "layer_norm",
+                                                    "rms_norm",
+                                                    "batch_norm",
+                                                    "sum",
+                                                    "mean",
+                                                    "scaled_dot_product_attention"};
+  static const std::set<std::string> kElementwise = {"gelu", "silu", "add",  "mul",     "sub",
+                                                     "div",  "exp",  "tanh", "sigmoid", "dropout"};
+  static const std::set<std::string> kMovement = {"relu",       "gather",  "transpose",   "copy",
+                                                  "embedding",  "reshape", "view",        "permute",
+                                                  "contiguous", "cat",     "index_select"};
+  if (kReductions.count(op)) return OpClass::kReduction;
+  if (kElementwise.count(op)) return OpClass::kElementwise;
+  if (kMovement.count(op)) return OpClass::kDataMovement;
+  return OpClass::kUnknown;
+}
+
+std::optional<int64_t> ReductionLength(const TensorContext& c) {
+  const std::vector<int64_t>* in0 = c.input_shapes.empty() ? nullptr : &c.input_shapes[0];
+  const std::vector<int64_t>* in1 = c.input_shapes.size() > 1 ? &c.input_shapes[1] : nullptr;
+  const std::string& op = c.op;
+  if (op == "linear") {
+    if (const auto* w = Param(c, "weight"); w && w->size() == 2) return (*w)[1];
+    if (in1 && in1->size() == 2) return (*in1)[1];
+    if (in0 && !in0->empty()) return in0->back();
+  } else if (op == "matmul" || op == "bmm") {
+    if (in0 && !in0->empty()) return in0->back();
+  } else if (op == "conv1d" || op == "conv2d") {
+    const std::vector<int64_t>* w = Param(c, "weight");
+    if (!w) w = in1;
+    if (w && w->size() >= 3) return Product(*w, 1);
+  } else if (op == "softmax" || op == "log_softmax") {
+    if (in0) {
+      const auto d = Dim(c.attrs.value("dim", Json(-1)), in0->size());
+      if (d) return (*in0)[*d];
+    }
+  } else if (op == "layer_norm" || op == "rms_norm") {
+    const auto it = c.attrs.find("normalized_shape");
+    if (it != c.attrs.end() && it->is_array()) {
+      int64_t k = 1;
+      for (const Json& d : *it) {
+        if (!d.is_number_integer()) return std::nullopt;
+        k *= d.get<int64_t>();
+      }
+      return k;
+    }
+    if (in0 && !in0->empty()) return in0->back();
+  } else if (op == "batch_norm") {
+    if (in0 && in0->size() >= 2 && (*in0)[1] > 0) return Product(*in0) / (*in0)[1];
+  } else if (op == "sum" || op == "mean") {
+    if (!in0) return std::nullopt;
+    const auto it = c.attrs.find("dim");
+    if (it == c.attrs.end() || it->is_null()) return Product(*in0);
+    std::vector<Json> dims = it->is_array() ? it->get<std::vector<Json>>() : std::vector<Json>{*it};
+    int64_t k = 1;
+    for (const Json& d : dims) {
+      const auto dim = Dim(d, in0->size());
+      if (!dim) return std::nullopt;
+      k *= (*in0)[*dim];
+    }
+    return k;
+  } else if (op == "scaled_dot_product_attention") {
+    if (in0 && in1 && in0->size() >= 2 && in1->size() >= 2) {
+      return std::max(in0->back(), (*in1)[in1->size() - 2]);
+    }
+  }
+  return std::nullopt;
+}
+
+Tolerance ResolveTolerance(const ToleranceRequest& request, const std::vector<ToleranceRule>& rules,
+                           const std::string& name, const TensorContext& context) {
+  for (const ToleranceRule& rule : rules) {
+    if (::fnmatch(rule.match.c_str(), name.c_str(), 0) != 0) continue;
+    ToleranceRequest r = request;
+    r.rtol = rule.rtol;
+    r.atol = rule.atol;
+    if (rule.k) r.k = rule.k;
+    Tolerance t = FromPolicy(rule.policy.value_or(request.policy), r, context);
+    t.policy = "file";
+    t.reason = fmt::format("rule '{}' (line {}): {}", rule.match, rule.line, t.reason);
+    return t;
+  }
+  return FromPolicy(request.policy, request, context);
+}
+
+Result<std::vector<ToleranceRule>> LoadToleranceRules(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(path, "cannot read the file");
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(path,
+                           fmt::format("line {}: not valid YAML: {}", e.mark.line + 1, e.msg));
+  }
+  if (!root.IsSequence()) {
+    return Status::Invalid(path,
+                           "expected a list of rules ({match: GLOB, rtol: X, atol: Y} or "
+                           "{match: GLOB, policy: auto|torch|exact})");
+  }
+  std::vector<ToleranceRule> rules;
+  for (const YAML::Node& item : root) {
+    const int line = item.Mark().line + 1;
+    auto bad = [&](const std::string& problem) {
+      return Status::Invalid(path, fmt::format("line {}: {}", line, problem));
+    };
+    if (!item.IsMap()) return bad("a rule is not a mapping");
+    ToleranceRule rule;
+    rule.line = line;
+    try {
+      for (const auto& entry : item) {
+        const std::string key = entry.first.as<std::string>();
+        const int key_line = entry.first.Mark().line + 1;
+        if (key == "match") {
+          rule.match = entry.second.as<std::string>();
+        } else if (key == "policy") {
+          rule.policy = entry.second.as<std::string>();
+          if (*rule.policy != "auto" && *rule.policy != "torch" && *rule.policy != "exact") {
+            return Status::Invalid(path, fmt::format("line {}: unknown policy '{}' (auto, torch, "
+                                                     "exact)",
+                                                     key_line, *rule.policy));
+          }
+        } else if (key == "rtol") {
+          rule.rtol = entry.second.as<double>();
+        } else if (key == "atol") {
+          rule.atol = entry.second.as<double>();
+        } else if (key == "k") {
+          rule.k = entry.second.as<int64_t>();
+        } else {
+          return Status::Invalid(path, fmt::format("line {}: unknown key '{}' (match, policy, "
+                                                   "rtol, atol, k)",
+                                                   key_line, key));
+        }
+      }
+    } catch (const YAML::Exception& e) {
+      return Status::Invalid(path, fmt::format("line {}: {}", e.mark.line + 1, e.msg));
+    }
+    if (rule.match.empty()) return bad("the rule has no 'match'");
+    if (rule.policy && (rule.rtol || rule.atol)) return bad("give either 'policy' or rtol/atol");
+    if (!rule.policy && !rule.rtol && !rule.atol) return bad("give 'policy' or rtol/atol");
+    if ((rule.rtol && *rule.rtol < 0) || (rule.atol && *rule.atol < 0)) {
+      return bad("tolerances must not be negative");
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+}  // namespace parity
