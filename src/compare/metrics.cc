@@ -70,6 +70,9 @@ struct Knobs {
   Criterion criterion;
   double atol;
   double inverse_max_ulps;  // 1 / max_ulps, or Inf when max_ulps is 0
+  // A lower bound of the final k-th worst error (the k-th worst of a chunk this thread did
+  // before): smaller errors can't make the list, so blocks below it are not scanned.
+  double worst_floor;
 };
 
 void InsertWorst(std::vector<WorstElement>* worst, std::size_t k, const WorstElement& e) {
@@ -256,7 +259,9 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
   acc->max_excess = std::max(acc->max_excess, max_excess);
 
   // The worst elements: a scalar look only at blocks that can change the list.
-  if (max_abs > WorstThreshold(acc->worst, knobs.worst) || nan_mm > 0 || inf_mm > 0) {
+  const double floor = knobs.worst_floor;
+  if (max_abs > std::max(WorstThreshold(acc->worst, knobs.worst), floor) || nan_mm > 0 ||
+      inf_mm > 0) {
     for (std::size_t i = 0; i < n; ++i) {
       const double a = va[i];
       const double b = vb[i];
@@ -267,7 +272,7 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
                  (std::isinf(a) && a != b)) {
         error = kInf;
       }
-      if (error > WorstThreshold(acc->worst, knobs.worst) && error > 0.0) {
+      if (error > WorstThreshold(acc->worst, knobs.worst) && error > 0.0 && error >= floor) {
         InsertWorst(&acc->worst, knobs.worst, {base + static_cast<int64_t>(i), a, b, error});
       }
     }
@@ -458,10 +463,14 @@ Result<PairMetrics> ComputePairMetrics(const Tensor& a, const Tensor& b,
   if (a.dtype() != b.dtype() || a.numel() != b.numel()) {
     return Status::Internal("ComputePairMetrics needs tensors of one dtype and size");
   }
-  Knobs knobs{
-      options.rtol, options.tiny,       static_cast<std::size_t>(std::max(options.worst, 0)),
-      false,        Criterion::kAbsRel, 0.0,
-      0.0};
+  Knobs knobs{options.rtol,
+              options.tiny,
+              static_cast<std::size_t>(std::max(options.worst, 0)),
+              false,
+              Criterion::kAbsRel,
+              0.0,
+              0.0,
+              0.0};
   if (const Tolerance* t = options.tolerance) {
     knobs.judge = true;
     knobs.criterion = t->criterion;
@@ -472,10 +481,19 @@ Result<PairMetrics> ComputePairMetrics(const Tensor& a, const Tensor& b,
   const std::size_t chunks = (static_cast<std::size_t>(a.numel()) + kChunk - 1) / kChunk;
   std::vector<PairMetrics> partials(chunks);
   const DType dtype = a.dtype();
+  // Per worker: the k-th worst error of its last chunk, a floor for its next ones. The final
+  // list does not depend on it (every element of the global top k is at or above any floor).
+  std::vector<double> floors(static_cast<std::size_t>(ThreadCount()), 0.0);
   PARITY_RETURN_IF_ERROR(ForEachChunkPair(
       a, b, kChunk,
       [&](std::size_t c, const std::byte* pa, const std::byte* pb, std::size_t n, int64_t base) {
-        ChunkMetrics(dtype, pa, pb, n, base, knobs, &partials[c]);
+        double& floor = floors[static_cast<std::size_t>(WorkerIndex()) % floors.size()];
+        Knobs chunk_knobs = knobs;
+        chunk_knobs.worst_floor = floor;
+        ChunkMetrics(dtype, pa, pb, n, base, chunk_knobs, &partials[c]);
+        if (partials[c].worst.size() == knobs.worst && knobs.worst > 0) {
+          floor = std::max(floor, partials[c].worst.back().error);
+        }
       }));
   PairMetrics total;
   total.count = a.numel();

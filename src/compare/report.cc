@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::size_t kAllRowsUpTo = 50;  // beyond this, the table shows failures and the
 constexpr std::size_t kPassingRows = 20;  // passing tensors closest to their tolerance
+constexpr std::size_t kHistograms = 3;    // failing tensors shown with an error histogram
 
 std::string Num(double v) {
   if (std::isnan(v)) return "nan";
@@ -168,14 +169,18 @@ std::string CompareReportText(const CompareReport& report) {
   if (hidden > 0)
     out += fmt::format("  ... and {} more passing tensors (--json has all)\n", hidden);
   bool header = false;
+  std::size_t histograms = 0;
   for (const TensorResult* r : rows) {
     if (r->pass) continue;
     if (!header) {
-      out += "\nFailures:\n";
+      out += "\nFailures, worst first:\n";
       header = true;
     }
     out += fmt::format("  {}: {}\n", r->name, r->reason);
-    if (r->metrics && r->metrics->judged) out += Histogram(*r->metrics);
+    if (r->metrics && r->metrics->judged && histograms < kHistograms) {
+      out += Histogram(*r->metrics);
+      if (++histograms == kHistograms) out += "  (--json has the histograms of every tensor)\n";
+    }
   }
   if (report.first_divergence) {
     out += fmt::format("\nFirst divergence in execution order: {}\n", *report.first_divergence);

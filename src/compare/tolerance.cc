@@ -6,7 +6,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 namespace parity {
 namespace {
@@ -307,11 +309,18 @@ Tolerance ResolveTolerance(const ToleranceRequest& request, const std::vector<To
 }
 
 Result<std::vector<ToleranceRule>> LoadToleranceRules(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::Invalid(path, "cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseToleranceRules(text.str(), path);
+}
+
+Result<std::vector<ToleranceRule>> ParseToleranceRules(const std::string& text,
+                                                       const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return Status::Invalid(path, "cannot read the file");
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Status::Invalid(path,
                            fmt::format("line {}: not valid YAML: {}", e.mark.line + 1, e.msg));

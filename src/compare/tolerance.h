@@ -70,6 +70,9 @@ struct ToleranceRule {
 /// Reads a --tol-file: a YAML list of {match: GLOB, rtol: X, atol: Y} or {match: GLOB,
 /// policy: auto|torch|exact} (optionally k:). Unknown keys or values fail naming the line.
 Result<std::vector<ToleranceRule>> LoadToleranceRules(const std::string& path);
+/// The same, on the file's text; `path` names it in messages.
+Result<std::vector<ToleranceRule>> ParseToleranceRules(const std::string& text,
+                                                       const std::string& path);
 
 /// What is known about the tensor being judged.
 struct TensorContext {

@@ -33,6 +33,8 @@ void ParallelFor(std::size_t chunks, const std::function<void(std::size_t)>& bod
   for (long long i = 0; i < n; ++i) body(static_cast<std::size_t>(i));
 }
 
+int WorkerIndex() { return omp_get_thread_num(); }
+
 std::byte* ThreadScratch(std::size_t bytes, int slot) {
   struct Buffer {
     std::byte* data = nullptr;

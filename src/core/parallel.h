@@ -20,6 +20,9 @@ int ThreadCount();
 /// streaming reads sequential.
 void ParallelFor(std::size_t chunks, const std::function<void(std::size_t)>& body);
 
+/// Inside a ParallelFor body: the calling worker's index, 0 .. ThreadCount() - 1; else 0.
+int WorkerIndex();
+
 /// A 64-byte aligned buffer of at least `bytes` bytes owned by the calling thread, one per
 /// `slot` (0..3), reused across calls: scratch space for streaming kernels. Valid until the
 /// same thread asks again for the same slot.

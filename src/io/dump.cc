@@ -161,30 +161,35 @@ bool DumpDir::IsDump(const std::string& dir) {
 }
 
 Result<DumpDir> DumpDir::Open(const std::string& dir) {
+  const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
+  const std::string records_path = (fs::path(dir) / "records.jsonl").string();
+  PARITY_ASSIGN_OR_RETURN(auto manifest, MappedFile::Open(manifest_path));
+  PARITY_ASSIGN_OR_RETURN(auto records, MappedFile::Open(records_path));
+  auto text = [](const MappedFile& f) {
+    return std::string_view(reinterpret_cast<const char*>(f.bytes().data()), f.size());
+  };
+  return Parse(dir, text(*manifest), text(*records));
+}
+
+Result<DumpDir> DumpDir::Parse(const std::string& dir, std::string_view manifest,
+                               std::string_view records) {
   DumpDir dump;
   dump.path_ = dir;
   const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
-  {
-    PARITY_ASSIGN_OR_RETURN(auto file, MappedFile::Open(manifest_path));
-    const auto bytes = file->bytes();
-    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    dump.manifest_ = Json::parse(text, nullptr, false);
-    if (dump.manifest_.is_discarded() || !dump.manifest_.is_object()) {
-      return Status::Invalid(manifest_path, "not a JSON object");
-    }
-    const auto format = dump.manifest_.find("format");
-    if (format == dump.manifest_.end() || *format != "parity-dump") {
-      return Status::Invalid(manifest_path, "'format' is not \"parity-dump\"");
-    }
-    const auto version = dump.manifest_.find("version");
-    if (version == dump.manifest_.end() || *version != 1) {
-      return Status::Invalid(manifest_path, "'version' is not 1 (this parity reads version 1)");
-    }
+  dump.manifest_ = Json::parse(manifest, nullptr, false);
+  if (dump.manifest_.is_discarded() || !dump.manifest_.is_object()) {
+    return Status::Invalid(manifest_path, "not a JSON object");
+  }
+  const auto format = dump.manifest_.find("format");
+  if (format == dump.manifest_.end() || *format != "parity-dump") {
+    return Status::Invalid(manifest_path, "'format' is not \"parity-dump\"");
+  }
+  const auto version = dump.manifest_.find("version");
+  if (version == dump.manifest_.end() || *version != 1) {
+    return Status::Invalid(manifest_path, "'version' is not 1 (this parity reads version 1)");
   }
   const std::string records_path = (fs::path(dir) / "records.jsonl").string();
-  PARITY_ASSIGN_OR_RETURN(auto records, MappedFile::Open(records_path));
-  const auto bytes = records->bytes();
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const std::string_view text = records;
   std::size_t pos = 0;
   int line = 0;
   while (pos < text.size()) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,11 @@ class DumpDir {
   /// a record naming a tensor file that does not exist or lies outside the directory. A last
   /// line cut off mid-record (a crash) is dropped and reported in warnings().
   static Result<DumpDir> Open(const std::string& dir);
+
+  /// Open's parser, on the two files' contents (for fuzzing); tensor files are still looked
+  /// up under `dir`.
+  static Result<DumpDir> Parse(const std::string& dir, std::string_view manifest,
+                               std::string_view records);
 
   /// True when `dir` holds a manifest.json (whether or not it is valid).
   static bool IsDump(const std::string& dir);
