@@ -27,6 +27,8 @@ demo:
 
 bench: build
 	/usr/bin/python3 bench/inspect_vs_numpy.py
+	/usr/bin/python3 bench/compare_vs_numpy.py
+	build/bench/parity_bench
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
