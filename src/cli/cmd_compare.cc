@@ -33,8 +33,10 @@ int RunCompare(int argc, char** argv) {
                   "a third run or a float64 reference: B passes when its error against it is no "
                   "worse than --ratio times A's")
       ->option_text("G");
-  app->add_option("--only", options.only, "compare only tensors whose name matches GLOB")
+  app->add_option("--only", options.only,
+                  "compare only tensors whose name matches GLOB (repeatable)")
       ->option_text("GLOB")
+      ->allow_extra_args(false)  // one GLOB per --only; what follows is A and B
       ->take_all();
   app->add_option("--tol", options.tolerance.policy, "tolerance policy")
       ->check(CLI::IsMember({"auto", "torch", "exact"}))

@@ -150,6 +150,12 @@ class Dumps(unittest.TestCase):
         case = EXPECTED["dumps"][1]  # fc1 ran in tf32 without saying so
         r, doc = compare_json("--only", "fc1.*", case["a"], case["b"], expect=1)
         self.assertTrue(all(t["name"].startswith("fc1.") for t in doc["tensors"]))
+        # --only first on the line, and repeated: one glob each, A and B still positional.
+        r = subprocess.run([BIN, "compare", "--only", "fc1.*", "--only", "act.*", case["a"],
+                            case["b"], "--json", "-"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        prefixes = {t["name"].split(".")[0] for t in json.loads(r.stdout)["tensors"]}
+        self.assertEqual(prefixes, {"fc1", "act"})
         with tempfile.TemporaryDirectory() as tmp:
             rules = os.path.join(tmp, "rules.yaml")
             with open(rules, "w") as f:

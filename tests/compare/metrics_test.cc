@@ -121,6 +121,34 @@ TEST(Metrics, UlpsAcrossZeroUseTheOrderedMapping) {
   EXPECT_EQ(m->identical, 1);
 }
 
+TEST(Metrics, IntegersAndBoolCompareExactly) {
+  auto make = [](DType dtype, const auto& values) {
+    auto meta = MakeTensorMeta("", "t", dtype, {static_cast<int64_t>(values.size())});
+    std::vector<std::byte> bytes(meta->nbytes);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return Tensor::Owned(*meta, std::move(bytes));
+  };
+  const std::vector<int64_t> a = {INT64_MIN, -1, 0, INT64_MAX};
+  const std::vector<int64_t> b = {INT64_MIN, -1, 1, INT64_MAX};
+  auto m = ComputePairMetrics(make(DType::kInt64, a), make(DType::kInt64, b), {});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->identical, 3);
+  EXPECT_EQ(m->max_ulp, 1.0);
+  EXPECT_EQ(m->max_abs, 1.0);
+  Tolerance exact;
+  exact.criterion = Criterion::kUlps;
+  MetricsOptions options;
+  options.tolerance = &exact;
+  auto judged = ComputePairMetrics(make(DType::kInt64, a), make(DType::kInt64, b), options);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_EQ(judged->violations, 1);
+  const std::vector<uint8_t> x = {0, 1, 1}, y = {0, 1, 0};
+  auto bools = ComputePairMetrics(make(DType::kBool, x), make(DType::kBool, y), {});
+  ASSERT_TRUE(bools.ok());
+  EXPECT_EQ(bools->identical, 2);
+  EXPECT_EQ(bools->max_abs, 1.0);
+}
+
 TEST(Metrics, WorstElementsAndThreadIndependence) {
   std::vector<float> a(200'000), b(200'000);
   for (std::size_t i = 0; i < a.size(); ++i) {
