@@ -25,6 +25,7 @@ int Main(int argc, char** argv);
 // Handlers, one file each.
 int RunCompare(int argc, char** argv);
 int RunInspect(int argc, char** argv);
+int RunReplay(int argc, char** argv);
 
 }  // namespace parity::cli
 

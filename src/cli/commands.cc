@@ -16,11 +16,13 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 2> kCommands = {{
+constexpr std::array<Command, 3> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
      RunCompare},
+    {"replay", "each op of a dump against its float64 replay on the recorded inputs",
+     RunReplay},
 }};
 
 void PrintUsage(std::FILE* out) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "compare/context.h"
 #include "compare/entries.h"
 #include "compare/scale.h"
 #include "io/tensor_stats.h"
@@ -24,44 +25,16 @@ bool Selected(const std::vector<std::string>& only, const std::string& name) {
   return false;
 }
 
-// framework.settings.<key> of a dump manifest.
-const Json* Setting(const Json& manifest, const char* key) {
-  const auto framework = manifest.find("framework");
-  if (framework == manifest.end() || !framework->is_object()) return nullptr;
-  const auto settings = framework->find("settings");
-  if (settings == framework->end() || !settings->is_object()) return nullptr;
-  const auto it = settings->find(key);
-  return it == settings->end() ? nullptr : &*it;
-}
-
-bool Allows(const Json& manifest, const char* key) {
-  const Json* v = Setting(manifest, key);
-  return v != nullptr && v->is_boolean() && v->get<bool>();
-}
-
-bool MatmulPrecision(const Json& manifest, const char* level) {
-  const Json* v = Setting(manifest, "float32_matmul_precision");
-  return v != nullptr && v->is_string() && v->get<std::string>() == level;
-}
-
 TensorContext ContextFor(const EntryPair& pair, const Side& a, const Side& b) {
   const Entry& e = pair.b != nullptr ? *pair.b : *pair.a;
-  TensorContext c;
-  c.dtype = e.meta.dtype;
-  c.shape = e.meta.shape;
-  if (e.record == nullptr) return c;
-  c.op = e.record->op;
-  c.role = e.role;
-  c.attrs = e.record->attrs;
-  for (const DumpTensorRef& in : e.record->inputs) c.input_shapes.push_back(in.shape);
-  for (const auto& [key, ref] : e.record->params) c.param_shapes.emplace_back(key, ref.shape);
-  for (const Side* side : {&a, &b}) {
-    const Json& m = side->dump->manifest();
-    c.tf32_matmul = c.tf32_matmul || Allows(m, "allow_tf32_matmul") || MatmulPrecision(m, "high");
-    c.tf32_conv = c.tf32_conv || Allows(m, "allow_tf32_cudnn");
-    c.bf16_matmul = c.bf16_matmul || MatmulPrecision(m, "medium");
+  if (e.record == nullptr) {
+    TensorContext c;
+    c.dtype = e.meta.dtype;
+    c.shape = e.meta.shape;
+    return c;
   }
-  return c;
+  return RecordContext(*e.record, e.role, e.meta.dtype, e.meta.shape,
+                       {&a.dump->manifest(), &b.dump->manifest()});
 }
 
 // For `auto` on a reduction op's output in a dump: the scale of its summands, from B's inputs.
@@ -198,17 +171,15 @@ std::string FormatTolerance(const Tolerance& t) {
 
 void Judge(const PairMetrics& m, const Tolerance& t, TensorResult* r) {
   const int64_t position_mismatches = m.nan_mismatch + m.inf_mismatch;
+  r->pass = WithinTolerance(m, t);
   switch (t.criterion) {
     case Criterion::kBitwise:
-      r->pass = m.identical == m.count;
       r->severity = r->pass ? 0.0 : kInf;
       break;
     case Criterion::kUlps:
-      r->pass = position_mismatches == 0 && m.max_ulp <= static_cast<double>(t.max_ulps);
       r->severity = m.max_ulp / std::max<double>(1.0, static_cast<double>(t.max_ulps));
       break;
     case Criterion::kAbsRel:
-      r->pass = position_mismatches == 0 && (m.finite == 0 || m.max_excess <= t.atol);
       r->severity =
           t.atol > 0 ? std::max(0.0, m.max_excess) / t.atol : (m.max_excess > 0 ? kInf : 0.0);
       break;

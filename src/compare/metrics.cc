@@ -82,7 +82,9 @@ void InsertWorst(std::vector<WorstElement>* worst, std::size_t k, const WorstEle
   if (worst->size() > k) worst->pop_back();
 }
 
+// The error an element must exceed to enter a list of k: Inf when no list is kept.
 double WorstThreshold(const std::vector<WorstElement>& worst, std::size_t k) {
+  if (k == 0) return kInf;
   return worst.size() < k ? 0.0 : worst.back().error;
 }
 
@@ -500,6 +502,19 @@ Result<PairMetrics> ComputePairMetrics(const Tensor& a, const Tensor& b,
   total.judged = knobs.judge;
   for (const PairMetrics& p : partials) Merge(&total, p, knobs.worst);
   return total;
+}
+
+bool WithinTolerance(const PairMetrics& m, const Tolerance& t) {
+  if (m.nan_mismatch > 0 || m.inf_mismatch > 0) return false;
+  switch (t.criterion) {
+    case Criterion::kBitwise:
+      return m.identical == m.count;
+    case Criterion::kUlps:
+      return m.max_ulp <= static_cast<double>(t.max_ulps);
+    case Criterion::kAbsRel:
+      break;
+  }
+  return m.finite == 0 || m.max_excess <= t.atol;
 }
 
 Result<GoldenError> ComputeGoldenError(const Tensor& x, const Tensor& golden) {

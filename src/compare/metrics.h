@@ -84,6 +84,10 @@ double SmallestNormal(DType dtype);
 Result<PairMetrics> ComputePairMetrics(const Tensor& a, const Tensor& b,
                                        const MetricsOptions& options);
 
+/// Whether every element of `m` is within `t` (its atol final): no NaN/Inf position mismatch,
+/// and max_excess <= atol, max_ulp <= max_ulps, or all identical, by the criterion.
+bool WithinTolerance(const PairMetrics& m, const Tolerance& t);
+
 /// Error of `x` against a golden reference `golden` (any float dtypes, same element count).
 struct GoldenError {
   double rmse = 0.0;

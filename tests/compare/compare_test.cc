@@ -93,7 +93,9 @@ TEST(CompareDumps, AutoUsesTheOpAndItsSummands) {
   EXPECT_EQ(fc1->tolerance->compute, "float32");
   const TensorResult* gelu = Find(*report, "act.forward.0.output.0");
   ASSERT_NE(gelu, nullptr);
-  EXPECT_EQ(gelu->tolerance->criterion, Criterion::kUlps);
+  EXPECT_EQ(gelu->tolerance->criterion, Criterion::kAbsRel);
+  EXPECT_EQ(gelu->tolerance->k, 1);
+  EXPECT_EQ(gelu->tolerance->lambda, 16.0);
   const TensorResult* softmax = Find(*report, "softmax.forward.0.output.0");
   ASSERT_NE(softmax, nullptr);
   EXPECT_EQ(softmax->tolerance->k, 32);
@@ -176,8 +178,9 @@ TEST(Tolerance, AutoDerivationFollowsTheManifestAndTheOpClass) {
   EXPECT_EQ(ResolveTolerance(request, {}, "x", c).criterion, Criterion::kBitwise);
   c.op = "add";
   t = ResolveTolerance(request, {}, "x", c);
-  EXPECT_EQ(t.criterion, Criterion::kUlps);
-  EXPECT_EQ(t.max_ulps, 4);
+  EXPECT_EQ(t.criterion, Criterion::kAbsRel);
+  EXPECT_EQ(t.k, 1);
+  EXPECT_DOUBLE_EQ(t.rtol, 18.0 * std::ldexp(1.0, -24));  // 16u compute + 2u storage
   c.op = "linear";
   c.role = "input";
   EXPECT_EQ(ResolveTolerance(request, {}, "x", c).policy, "torch");

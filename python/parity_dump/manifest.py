@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The manifest of a dump: the platform and every setting that changes numerics."""
+import os
+import platform
+import socket
+
+import numpy as np
+import torch
+
+# Environment variables that change kernels, precision or determinism on CUDA or ROCm
+# (parity's shared/reference/seed-factcheck.md §3 lists each with its primary source).
+ENVIRONMENT = [
+    "CUBLAS_WORKSPACE_CONFIG", "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+    "MIOPEN_FIND_MODE", "MIOPEN_FIND_ENFORCE", "MIOPEN_DEBUG_CONVOLUTION_DETERMINISTIC",
+    "MIOPEN_DEBUG_CONV_FFT", "MIOPEN_DEBUG_CONV_DIRECT", "MIOPEN_DEBUG_CONV_GEMM",
+    "MIOPEN_DEBUG_CONV_WINOGRAD", "MIOPEN_DEBUG_CONV_IMPLICIT_GEMM",
+    "MIOPEN_DEBUG_CONVOLUTION_ATTRIB_FP16_ALT_IMPL", "MIOPEN_USER_DB_PATH",
+    "MIOPEN_SYSTEM_DB_PATH", "ROCBLAS_DEFAULT_ATOMICS_MODE", "TORCH_BLAS_PREFER_HIPBLASLT",
+    "HIPBLASLT_ALLOW_TF32", "PYTORCH_TUNABLEOP_ENABLED", "PYTORCH_TUNABLEOP_TUNING",
+    "PYTORCH_TUNABLEOP_FILENAME", "HSA_OVERRIDE_GFX_VERSION", "HSA_ENABLE_SDMA", "HSA_XNACK",
+    "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "NCCL_ALGO",
+    "NCCL_PROTO", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED",
+]
+
+
+def _safe(get, default=None):
+    try:
+        return get()
+    except Exception:  # an API the installed torch lacks
+        return default
+
+
+def settings():
+    """torch's numerics settings, each absent when the installed torch has no such switch."""
+    cuda_matmul = torch.backends.cuda.matmul
+    out = {
+        "allow_tf32_matmul": _safe(lambda: bool(cuda_matmul.allow_tf32)),
+        "allow_tf32_cudnn": _safe(lambda: bool(torch.backends.cudnn.allow_tf32)),
+        "float32_matmul_precision": _safe(torch.get_float32_matmul_precision),
+        "allow_fp16_reduced_precision_reduction":
+            _safe(lambda: bool(cuda_matmul.allow_fp16_reduced_precision_reduction)),
+        "allow_bf16_reduced_precision_reduction":
+            _safe(lambda: bool(cuda_matmul.allow_bf16_reduced_precision_reduction)),
+        "deterministic_algorithms": _safe(torch.are_deterministic_algorithms_enabled),
+        "cudnn_deterministic": _safe(lambda: bool(torch.backends.cudnn.deterministic)),
+        "cudnn_benchmark": _safe(lambda: bool(torch.backends.cudnn.benchmark)),
+        "autocast_gpu": _safe(torch.is_autocast_enabled),
+        "autocast_gpu_dtype": _safe(lambda: str(torch.get_autocast_gpu_dtype()).replace(
+            "torch.", "")),
+        "autocast_cpu": _safe(torch.is_autocast_cpu_enabled),
+        "autocast_cpu_dtype": _safe(lambda: str(torch.get_autocast_cpu_dtype()).replace(
+            "torch.", "")),
+        "default_dtype": str(torch.get_default_dtype()).replace("torch.", ""),
+        "num_threads": torch.get_num_threads(),
+        "preferred_blas_library": _safe(lambda: str(torch.backends.cuda.preferred_blas_library())),
+    }
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def manifest(device, rank=0):
+    info = {"format": "parity-dump", "version": 1}
+    plat = {"device": device, "hostname": socket.gethostname(), "machine": platform.machine(),
+            "python": platform.python_version(), "numpy": np.__version__, "rank": rank}
+    if device.startswith("cuda") and torch.cuda.is_available():
+        index = torch.device(device).index or 0
+        plat["device_name"] = torch.cuda.get_device_name(index)
+        props = torch.cuda.get_device_properties(index)
+        plat["multiprocessor_count"] = props.multi_processor_count
+        plat["compute_capability"] = "%d.%d" % (props.major, props.minor)
+        arch = getattr(props, "gcnArchName", None)
+        if arch:
+            plat["gcn_arch"] = arch
+    else:
+        plat["device_name"] = platform.processor() or platform.machine()
+    info["platform"] = plat
+    framework = {"name": "torch", "version": torch.__version__,
+                 "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None),
+                 "settings": settings()}
+    cudnn = _safe(torch.backends.cudnn.version)
+    if cudnn:
+        framework["cudnn"] = cudnn
+    info["framework"] = framework
+    info["environment"] = {k: os.environ[k] for k in ENVIRONMENT if k in os.environ}
+    return info

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// conv1d and conv2d (stride, padding including "same"/"valid", dilation, groups), in float64:
+// im2col, then one product per image and group. conv1d runs as conv2d over a height of 1.
+#include <fmt/format.h>
+
+#include "io/tensor.h"
+#include "oracle/kernels.h"
+
+namespace parity::oracle {
+namespace {
+
+struct Geometry {
+  int64_t batch, channels, height, width;  // input (N, C, H, W)
+  int64_t out_channels, kernel_h, kernel_w;
+  int64_t stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, groups;
+  int64_t out_h, out_w;
+};
+
+// Padding per side of one spatial dimension: (before, after).
+Result<std::pair<int64_t, int64_t>> Padding(const OpCall& call, std::size_t dim, std::size_t dims,
+                                            int64_t kernel, int64_t dilation) {
+  const auto it = call.attrs.find("padding");
+  if (it != call.attrs.end() && it->is_string()) {
+    const std::string mode = it->get<std::string>();
+    if (mode == "valid") return std::make_pair(int64_t{0}, int64_t{0});
+    if (mode == "same") {
+      const int64_t total = dilation * (kernel - 1);
+      return std::make_pair(total / 2, total - total / 2);
+    }
+    return Unfit(fmt::format("padding mode '{}'", mode));
+  }
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> pad, AttrInts(call, "padding", dims, 0));
+  return std::make_pair(pad[dim], pad[dim]);
+}
+
+}  // namespace
+
+Outputs Conv(const OpCall& call) {
+  const bool one_d = call.op == "conv1d";
+  const std::size_t dims = one_d ? 1 : 2;
+  if (call.inputs.empty()) return Unfit("conv needs an input");
+  Array x = call.inputs[0];
+  const Array* w = call.Param("weight");
+  if (w == nullptr && call.inputs.size() > 1) w = &call.inputs[1];
+  if (w == nullptr || w->shape.size() != dims + 2) return Unfit("conv needs a weight");
+  const bool unbatched = x.shape.size() == dims + 1;
+  if (unbatched) x.shape.insert(x.shape.begin(), 1);
+  if (x.shape.size() != dims + 2) {
+    return Unfit(fmt::format("input {} for {}", ShapeString(call.inputs[0].shape), call.op));
+  }
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> stride, AttrInts(call, "stride", dims, 1));
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, AttrInts(call, "dilation", dims, 1));
+  PARITY_ASSIGN_OR_RETURN(double groups_attr, AttrNumber(call, "groups", 1));
+  Geometry g{};
+  g.batch = x.shape[0];
+  g.channels = x.shape[1];
+  g.height = one_d ? 1 : x.shape[2];
+  g.width = x.shape.back();
+  g.out_channels = w->shape[0];
+  g.kernel_h = one_d ? 1 : w->shape[2];
+  g.kernel_w = w->shape.back();
+  g.stride_h = one_d ? 1 : stride[0];
+  g.stride_w = stride.back();
+  g.dilation_h = one_d ? 1 : dilation[0];
+  g.dilation_w = dilation.back();
+  g.groups = static_cast<int64_t>(groups_attr);
+  int64_t pad_bottom = 0, pad_right = 0;
+  if (!one_d) {
+    PARITY_ASSIGN_OR_RETURN(auto ph, Padding(call, 0, dims, g.kernel_h, g.dilation_h));
+    g.pad_top = ph.first;
+    pad_bottom = ph.second;
+  }
+  PARITY_ASSIGN_OR_RETURN(auto pw, Padding(call, dims - 1, dims, g.kernel_w, g.dilation_w));
+  g.pad_left = pw.first;
+  pad_right = pw.second;
+  if (g.groups < 1 || g.channels % g.groups != 0 || g.out_channels % g.groups != 0 ||
+      w->shape[1] != g.channels / g.groups) {
+    return Unfit(fmt::format("weight {} does not fit {} input channels in {} groups",
+                             ShapeString(w->shape), g.channels, g.groups));
+  }
+  if (g.stride_h < 1 || g.stride_w < 1 || g.dilation_h < 1 || g.dilation_w < 1) {
+    return Unfit("stride and dilation must be positive");
+  }
+  g.out_h =
+      (g.height + g.pad_top + pad_bottom - g.dilation_h * (g.kernel_h - 1) - 1) / g.stride_h + 1;
+  g.out_w =
+      (g.width + g.pad_left + pad_right - g.dilation_w * (g.kernel_w - 1) - 1) / g.stride_w + 1;
+  if (g.out_h < 1 || g.out_w < 1) return Unfit("the kernel is larger than the padded input");
+
+  const int64_t cin_g = g.channels / g.groups, cout_g = g.out_channels / g.groups;
+  const int64_t patch = cin_g * g.kernel_h * g.kernel_w, pixels = g.out_h * g.out_w;
+  std::vector<int64_t> shape = {g.batch, g.out_channels};
+  if (!one_d) shape.push_back(g.out_h);
+  shape.push_back(g.out_w);
+  Array out = Array::Filled(shape);
+  std::vector<double> columns(static_cast<std::size_t>(patch * pixels));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      // im2col: one column per output pixel, one row per (channel, ky, kx).
+      for (int64_t c = 0; c < cin_g; ++c) {
+        const double* plane =
+            x.data.data() + ((n * g.channels) + grp * cin_g + c) * g.height * g.width;
+        for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+          for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+            double* row = columns.data() + ((c * g.kernel_h + ky) * g.kernel_w + kx) * pixels;
+            for (int64_t oy = 0; oy < g.out_h; ++oy) {
+              const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
+              for (int64_t ox = 0; ox < g.out_w; ++ox) {
+                const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
+                const bool inside = iy >= 0 && iy < g.height && ix >= 0 && ix < g.width;
+                row[oy * g.out_w + ox] = inside ? plane[iy * g.width + ix] : 0.0;
+              }
+            }
+          }
+        }
+      }
+      Gemm(w->data.data() + grp * cout_g * patch, columns.data(),
+           out.data.data() + (n * g.out_channels + grp * cout_g) * pixels, cout_g, pixels, patch,
+           false);
+    }
+  }
+  const Array* bias = call.Param("bias");
+  if (bias == nullptr && call.inputs.size() > 2) bias = &call.inputs[2];
+  if (bias != nullptr) {
+    if (bias->numel() != g.out_channels) return Unfit("bias size differs from the out channels");
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t c = 0; c < g.out_channels; ++c) {
+        double* plane = out.data.data() + (n * g.out_channels + c) * pixels;
+        for (int64_t p = 0; p < pixels; ++p) plane[p] += bias->data[c];
+      }
+    }
+  }
+  if (unbatched) out.shape.erase(out.shape.begin());
+  return std::vector<Array>{std::move(out)};
+}
+
+}  // namespace parity::oracle

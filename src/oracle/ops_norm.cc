@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// softmax, log_softmax, layer_norm, rms_norm, batch_norm in float64 (two-pass statistics).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "io/tensor.h"
+#include "oracle/kernels.h"
+
+namespace parity::oracle {
+namespace {
+
+// Calls f(base, stride, n) for every line of `shape` along `dim`.
+template <typename F>
+void ForEachLine(const std::vector<int64_t>& shape, std::size_t dim, F&& f) {
+  int64_t outer = 1, inner = 1;
+  for (std::size_t i = 0; i < dim; ++i) outer *= shape[i];
+  for (std::size_t i = dim + 1; i < shape.size(); ++i) inner *= shape[i];
+  const int64_t n = shape.empty() ? 1 : shape[dim];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) f(o * n * inner + i, inner, n);
+  }
+}
+
+Outputs SoftmaxLike(const OpCall& call, bool log) {
+  if (call.inputs.empty()) return Unfit("softmax needs an input");
+  const Array& x = call.inputs[0];
+  PARITY_ASSIGN_OR_RETURN(double dim_attr, AttrNumber(call, "dim", -1));
+  PARITY_ASSIGN_OR_RETURN(std::size_t dim,
+                          NormalizeDim(static_cast<int64_t>(dim_attr), x.shape.size()));
+  Array y = x;
+  ForEachLine(x.shape, x.shape.empty() ? 0 : dim, [&](int64_t base, int64_t stride, int64_t n) {
+    double top = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < n; ++j) top = std::max(top, x.data[base + j * stride]);
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum += std::exp(x.data[base + j * stride] - top);
+    const double log_sum = std::log(sum);
+    for (int64_t j = 0; j < n; ++j) {
+      const double shifted = x.data[base + j * stride] - top;
+      y.data[base + j * stride] = log ? shifted - log_sum : std::exp(shifted) / sum;
+    }
+  });
+  return std::vector<Array>{std::move(y)};
+}
+
+// The number of trailing elements normalised over, checked against the input's shape.
+Result<int64_t> NormalizedSize(const OpCall& call, const Array& x) {
+  const auto it = call.attrs.find("normalized_shape");
+  std::vector<int64_t> dims;
+  if (it != call.attrs.end() && it->is_array()) {
+    for (const Json& d : *it) {
+      if (!d.is_number_integer()) return Unfit("normalized_shape holds a non-integer");
+      dims.push_back(d.get<int64_t>());
+    }
+  } else if (it != call.attrs.end() && it->is_number_integer()) {
+    dims.push_back(it->get<int64_t>());
+  } else {
+    return Unfit("normalized_shape is missing");
+  }
+  if (dims.size() > x.shape.size() ||
+      !std::equal(dims.begin(), dims.end(), x.shape.end() - static_cast<int64_t>(dims.size()))) {
+    return Unfit(fmt::format("normalized_shape {} does not end input {}", ShapeString(dims),
+                             ShapeString(x.shape)));
+  }
+  int64_t k = 1;
+  for (int64_t d : dims) k *= d;
+  return k;
+}
+
+}  // namespace
+
+Outputs Softmax(const OpCall& call) { return SoftmaxLike(call, false); }
+Outputs LogSoftmax(const OpCall& call) { return SoftmaxLike(call, true); }
+
+Outputs LayerNorm(const OpCall& call) {
+  if (call.inputs.empty()) return Unfit("layer_norm needs an input");
+  const Array& x = call.inputs[0];
+  PARITY_ASSIGN_OR_RETURN(int64_t k, NormalizedSize(call, x));
+  PARITY_ASSIGN_OR_RETURN(double eps, AttrNumber(call, "eps", 1e-5));
+  const Array* weight = call.Param("weight");
+  const Array* bias = call.Param("bias");
+  if ((weight && weight->numel() != k) || (bias && bias->numel() != k)) {
+    return Unfit("weight or bias size differs from normalized_shape");
+  }
+  Array y = x;
+  for (int64_t r = 0; k > 0 && r < x.numel() / k; ++r) {
+    const double* row = x.data.data() + r * k;
+    double mean = 0.0;
+    for (int64_t j = 0; j < k; ++j) mean += row[j];
+    mean /= static_cast<double>(k);
+    double var = 0.0;
+    for (int64_t j = 0; j < k; ++j) var += (row[j] - mean) * (row[j] - mean);
+    var /= static_cast<double>(k);
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t j = 0; j < k; ++j) {
+      double v = (row[j] - mean) * inv;
+      if (weight) v *= weight->data[j];
+      if (bias) v += bias->data[j];
+      y.data[r * k + j] = v;
+    }
+  }
+  return std::vector<Array>{std::move(y)};
+}
+
+Outputs RmsNorm(const OpCall& call) {
+  if (call.inputs.empty()) return Unfit("rms_norm needs an input");
+  const Array& x = call.inputs[0];
+  PARITY_ASSIGN_OR_RETURN(int64_t k, NormalizedSize(call, x));
+  // torch's default eps is the input dtype's machine epsilon.
+  const DType dtype = call.input_dtypes.empty() ? DType::kFloat32 : call.input_dtypes[0];
+  const double machine_eps = 2.0 * UnitRoundoff(dtype);
+  PARITY_ASSIGN_OR_RETURN(double eps, AttrNumber(call, "eps", machine_eps));
+  const Array* weight = call.Param("weight");
+  if (weight && weight->numel() != k) return Unfit("weight size differs from normalized_shape");
+  Array y = x;
+  for (int64_t r = 0; k > 0 && r < x.numel() / k; ++r) {
+    const double* row = x.data.data() + r * k;
+    double squares = 0.0;
+    for (int64_t j = 0; j < k; ++j) squares += row[j] * row[j];
+    const double inv = 1.0 / std::sqrt(squares / static_cast<double>(k) + eps);
+    for (int64_t j = 0; j < k; ++j) {
+      y.data[r * k + j] = row[j] * inv * (weight ? weight->data[j] : 1.0);
+    }
+  }
+  return std::vector<Array>{std::move(y)};
+}
+
+Outputs BatchNorm(const OpCall& call) {
+  if (call.inputs.empty()) return Unfit("batch_norm needs an input");
+  const Array& x = call.inputs[0];
+  if (x.shape.size() < 2) return Unfit("batch_norm needs (N, C, ...) input");
+  PARITY_ASSIGN_OR_RETURN(double eps, AttrNumber(call, "eps", 1e-5));
+  PARITY_ASSIGN_OR_RETURN(bool training, AttrBool(call, "training", false));
+  const int64_t n = x.shape[0], c = x.shape[1];
+  const int64_t spatial = n * c > 0 ? x.numel() / (n * c) : 0;
+  const Array* running_mean = call.Param("running_mean");
+  const Array* running_var = call.Param("running_var");
+  const Array* weight = call.Param("weight");
+  const Array* bias = call.Param("bias");
+  for (const Array* p : {running_mean, running_var, weight, bias}) {
+    if (p && p->numel() != c) return Unfit("a per-channel param's size differs from C");
+  }
+  if (!training && (!running_mean || !running_var)) {
+    return Unfit("eval-mode batch_norm needs running_mean and running_var");
+  }
+  Array y = x;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean = 0.0, var = 0.0;
+    if (training) {  // batch statistics (biased variance), as the forward pass uses them
+      const double count = static_cast<double>(n * spatial);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t s = 0; s < spatial; ++s) mean += x.data[(i * c + ch) * spatial + s];
+      }
+      mean /= count;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          const double d = x.data[(i * c + ch) * spatial + s] - mean;
+          var += d * d;
+        }
+      }
+      var /= count;
+    } else {
+      mean = running_mean->data[ch];
+      var = running_var->data[ch];
+    }
+    const double scale = (weight ? weight->data[ch] : 1.0) / std::sqrt(var + eps);
+    const double shift = bias ? bias->data[ch] : 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t s = 0; s < spatial; ++s) {
+        const int64_t at = (i * c + ch) * spatial + s;
+        y.data[at] = (x.data[at] - mean) * scale + shift;
+      }
+    }
+  }
+  return std::vector<Array>{std::move(y)};
+}
+
+}  // namespace parity::oracle

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "oracle/oracle.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "core/convert.h"
+#include "core/float_format.h"
+#include "oracle/kernels.h"
+
+namespace parity {
+namespace {
+
+struct OpEntry {
+  std::string_view name;
+  oracle::Outputs (*replay)(const OpCall&);
+};
+
+// The registry: every op DESIGN.md names for replay.
+constexpr std::array<OpEntry, 21> kOps = {{
+    {"linear", oracle::Linear},
+    {"matmul", oracle::Matmul},
+    {"bmm", oracle::Bmm},
+    {"conv1d", oracle::Conv},
+    {"conv2d", oracle::Conv},
+    {"softmax", oracle::Softmax},
+    {"log_softmax", oracle::LogSoftmax},
+    {"layer_norm", oracle::LayerNorm},
+    {"rms_norm", oracle::RmsNorm},
+    {"batch_norm", oracle::BatchNorm},
+    {"gelu", oracle::Gelu},
+    {"silu", oracle::Silu},
+    {"relu", oracle::Relu},
+    {"add", oracle::Add},
+    {"mul", oracle::Mul},
+    {"sum", oracle::Sum},
+    {"mean", oracle::Mean},
+    {"embedding", oracle::Embedding},
+    {"dropout", oracle::Dropout},
+    {"scaled_dot_product_attention", oracle::Attention},
+    {"module", nullptr},  // a container: its inner calls are recorded and replayed separately
+}};
+
+const OpEntry* FindOp(std::string_view op) {
+  for (const OpEntry& e : kOps) {
+    if (e.name == op) return &e;
+  }
+  return nullptr;
+}
+
+uint32_t Encode(double v, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return EncodeFloat(v, kFloat16Format);
+    case DType::kBFloat16:
+      return EncodeFloat(v, kBFloat16Format);
+    case DType::kFloat8E4M3FN:
+      return EncodeFloat(v, kFloat8E4M3FNFormat);
+    case DType::kFloat8E5M2:
+      return EncodeFloat(v, kFloat8E5M2Format);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+int64_t Array::numel() const { return static_cast<int64_t>(data.size()); }
+
+Array Array::Filled(std::vector<int64_t> shape, double value) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Array{std::move(shape), std::vector<double>(static_cast<std::size_t>(n), value)};
+}
+
+const Array* OpCall::Param(std::string_view name) const {
+  for (const auto& [key, array] : params) {
+    if (key == name) return &array;
+  }
+  return nullptr;
+}
+
+Result<Array> ToArray(const Tensor& tensor) {
+  Array out = Array::Filled(tensor.meta().shape);
+  const std::size_t itemsize = ItemSize(tensor.dtype());
+  constexpr std::size_t kChunk = 1 << 16;
+  std::vector<std::byte> scratch(kChunk * itemsize);
+  for (std::size_t begin = 0; begin < out.data.size(); begin += kChunk) {
+    const std::size_t n = std::min(kChunk, out.data.size() - begin);
+    PARITY_ASSIGN_OR_RETURN(const std::byte* p,
+                            tensor.ReadChunk(begin * itemsize, n * itemsize, scratch.data()));
+    ConvertToFloat64(tensor.dtype(), p, std::span(out.data.data() + begin, n));
+  }
+  return out;
+}
+
+Tensor FromArray(const Array& array, DType dtype, const std::string& name) {
+  auto meta = MakeTensorMeta("", name, dtype, array.shape);
+  std::vector<std::byte> bytes(meta->nbytes);
+  const std::size_t itemsize = ItemSize(dtype);
+  for (std::size_t i = 0; i < array.data.size(); ++i) {
+    std::byte* p = bytes.data() + i * itemsize;
+    const double v = array.data[i];
+    switch (dtype) {
+      case DType::kFloat64:
+        std::memcpy(p, &v, 8);
+        break;
+      case DType::kFloat32: {
+        const auto f = static_cast<float>(v);  // round to nearest even
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case DType::kFloat16:
+      case DType::kBFloat16: {
+        const auto bits = static_cast<uint16_t>(Encode(v, dtype));
+        std::memcpy(p, &bits, 2);
+        break;
+      }
+      case DType::kFloat8E4M3FN:
+      case DType::kFloat8E5M2:
+        *p = static_cast<std::byte>(Encode(v, dtype));
+        break;
+      default: {  // integers and bool: the nearest value the type holds
+        const double r = std::nearbyint(v);
+        const int64_t i64 = static_cast<int64_t>(std::isfinite(r) ? r : 0.0);
+        std::memcpy(p, &i64, itemsize);  // little-endian: the low bytes
+        break;
+      }
+    }
+  }
+  return Tensor::Owned(*meta, std::move(bytes));
+}
+
+bool Replayable(std::string_view op) {
+  const OpEntry* e = FindOp(op);
+  return e != nullptr && e->replay != nullptr;
+}
+
+std::vector<std::string_view> ReplayableOps() {
+  std::vector<std::string_view> names;
+  for (const OpEntry& e : kOps) {
+    if (e.replay != nullptr) names.push_back(e.name);
+  }
+  return names;
+}
+
+Result<std::vector<Array>> Replay(const OpCall& call) {
+  const OpEntry* e = FindOp(call.op);
+  if (e == nullptr) return oracle::Unfit(fmt::format("op '{}' has no float64 replay", call.op));
+  if (e->replay == nullptr) {
+    return oracle::Unfit("a container module: its inner calls are replayed one by one");
+  }
+  return e->replay(call);
+}
+
+namespace oracle {
+
+Status Unfit(std::string_view why) {
+  return Status::Invalid("", fmt::format("not replayable: {}", why));
+}
+
+Result<double> AttrNumber(const OpCall& call, const char* name, double fallback) {
+  const auto it = call.attrs.find(name);
+  if (it == call.attrs.end() || it->is_null()) return fallback;
+  if (it->is_boolean()) return it->get<bool>() ? 1.0 : 0.0;
+  if (!it->is_number()) return Unfit(fmt::format("attr '{}' is not a number", name));
+  return it->get<double>();
+}
+
+Result<bool> AttrBool(const OpCall& call, const char* name, bool fallback) {
+  const auto it = call.attrs.find(name);
+  if (it == call.attrs.end() || it->is_null()) return fallback;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_number_integer()) return it->get<int64_t>() != 0;
+  return Unfit(fmt::format("attr '{}' is not a boolean", name));
+}
+
+Result<std::vector<int64_t>> AttrInts(const OpCall& call, const char* name, std::size_t count,
+                                      int64_t fallback) {
+  const auto it = call.attrs.find(name);
+  if (it == call.attrs.end() || it->is_null()) return std::vector<int64_t>(count, fallback);
+  if (it->is_number_integer()) return std::vector<int64_t>(count, it->get<int64_t>());
+  if (it->is_array() && it->size() == count) {
+    std::vector<int64_t> out;
+    for (const Json& v : *it) {
+      if (!v.is_number_integer()) break;
+      out.push_back(v.get<int64_t>());
+    }
+    if (out.size() == count) return out;
+  }
+  if (it->is_array() && it->size() == 1 && (*it)[0].is_number_integer()) {
+    return std::vector<int64_t>(count, (*it)[0].get<int64_t>());
+  }
+  return Unfit(fmt::format("attr '{}' is not an int or {} ints", name, count));
+}
+
+Result<std::size_t> NormalizeDim(int64_t dim, std::size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (dim < -r || dim >= std::max<int64_t>(r, 1)) {
+    return Unfit(fmt::format("dim {} out of range for {} dimensions", dim, rank));
+  }
+  return static_cast<std::size_t>(dim < 0 ? dim + r : dim);
+}
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (std::size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+Result<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a,
+                                            const std::vector<int64_t>& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return Unfit(
+          fmt::format("shapes {} and {} do not broadcast", ShapeString(a), ShapeString(b)));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+void Gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k,
+          bool transpose_b, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!accumulate) std::fill(c, c + m * n, 0.0);
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(k), b, static_cast<int>(transpose_b ? k : n), accumulate ? 1.0 : 0.0,
+              c, static_cast<int>(n));
+}
+
+}  // namespace oracle
+}  // namespace parity

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "oracle/replay.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <cmath>
+
+#include "compare/context.h"
+#include "compare/metrics.h"
+#include "compare/scale.h"
+#include "core/text_table.h"
+
+namespace parity {
+namespace {
+
+struct Loaded {
+  std::vector<Tensor> inputs;
+  std::vector<std::pair<std::string, Tensor>> params;
+  std::vector<Tensor> outputs;
+};
+
+Result<Loaded> LoadTensors(const DumpDir& dump, const DumpRecord& record) {
+  Loaded l;
+  for (const DumpTensorRef& ref : record.inputs) {
+    PARITY_ASSIGN_OR_RETURN(Tensor t, dump.Load(record, ref));
+    l.inputs.push_back(std::move(t));
+  }
+  for (const auto& [key, ref] : record.params) {
+    PARITY_ASSIGN_OR_RETURN(Tensor t, dump.Load(record, ref));
+    l.params.emplace_back(key, std::move(t));
+  }
+  for (const DumpTensorRef& ref : record.outputs) {
+    PARITY_ASSIGN_OR_RETURN(Tensor t, dump.Load(record, ref));
+    l.outputs.push_back(std::move(t));
+  }
+  return l;
+}
+
+Result<OpCall> ToOpCall(const DumpRecord& record, const Loaded& l) {
+  OpCall call;
+  call.op = record.op;
+  call.attrs = record.attrs;
+  for (const Tensor& t : l.inputs) {
+    PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
+    call.inputs.push_back(std::move(a));
+    call.input_dtypes.push_back(t.dtype());
+  }
+  for (const auto& [key, t] : l.params) {
+    PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
+    call.params.emplace_back(key, std::move(a));
+  }
+  for (const Tensor& t : l.outputs) {
+    PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
+    call.recorded_outputs.push_back(std::move(a));
+  }
+  return call;
+}
+
+std::string StatsOnly(const DumpRecord& record) {
+  for (const DumpTensorRef& ref : record.inputs) {
+    if (!ref.has_data()) return "an input was saved as statistics only";
+  }
+  for (const auto& [key, ref] : record.params) {
+    if (!ref.has_data()) return "param '" + key + "' was saved as statistics only";
+  }
+  for (const DumpTensorRef& ref : record.outputs) {
+    if (!ref.has_data()) return "an output was saved as statistics only";
+  }
+  if (record.outputs.empty()) return "no output recorded";
+  return "";
+}
+
+std::string Reason(const Status& status) {
+  std::string message = status.message();
+  constexpr std::string_view kPrefix = "not replayable: ";
+  if (message.starts_with(kPrefix)) message.erase(0, kPrefix.size());
+  return message;
+}
+
+}  // namespace
+
+Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record) {
+  const std::string missing = StatsOnly(record);
+  if (!missing.empty()) return Status::Invalid("", "not replayable: " + missing);
+  PARITY_ASSIGN_OR_RETURN(Loaded l, LoadTensors(dump, record));
+  return ToOpCall(record, l);
+}
+
+Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
+  OpReplay r;
+  r.seq = record.seq;
+  r.rank = record.rank;
+  r.call = record.call;
+  r.name = record.name;
+  r.op = record.op;
+  r.pass = record.pass;
+  r.time_us = record.time_us;
+  if (!Replayable(record.op)) {
+    OpCall bare;
+    bare.op = record.op;
+    r.reason = Reason(Replay(bare).status());
+    return r;
+  }
+  if (const std::string missing = StatsOnly(record); !missing.empty()) {
+    r.reason = missing;
+    return r;
+  }
+  PARITY_ASSIGN_OR_RETURN(Loaded loaded, LoadTensors(dump, record));
+  PARITY_ASSIGN_OR_RETURN(OpCall call, ToOpCall(record, loaded));
+  auto replayed = Replay(call);
+  if (!replayed.ok()) {
+    r.reason = Reason(replayed.status());
+    return r;
+  }
+  const std::vector<Array>& oracle = *replayed;
+  if (oracle.size() != loaded.outputs.size()) {
+    r.reason = fmt::format("the replay gives {} outputs, the record has {}", oracle.size(),
+                           loaded.outputs.size());
+    return r;
+  }
+  double sum_sq = 0.0, oracle_sq = 0.0;
+  int64_t finite = 0;
+  r.within_bound = true;
+  for (std::size_t i = 0; i < oracle.size(); ++i) {
+    const Tensor& recorded = loaded.outputs[i];
+    const Array& expected = oracle[i];
+    if (expected.shape != recorded.meta().shape) {
+      r.reason = fmt::format("the replay's output has shape {}, the record {}",
+                             ShapeString(expected.shape), ShapeString(recorded.meta().shape));
+      return r;
+    }
+    for (std::size_t j = 0; j < expected.data.size(); ++j) {
+      const double got = call.recorded_outputs[i].data[j], want = expected.data[j];
+      if (std::isfinite(got) && std::isfinite(want)) {
+        const double d = got - want;
+        r.max_abs = std::max(r.max_abs, std::fabs(d));
+        sum_sq += d * d;
+        oracle_sq += want * want;
+        ++finite;
+      }
+    }
+    // Judge against the oracle rounded to the recorded dtype, with `auto`'s tolerance.
+    Tolerance t = ResolveTolerance(ToleranceRequest{}, {}, record.name,
+                                   RecordContext(record, "output", recorded.dtype(),
+                                                 recorded.meta().shape, {&dump.manifest()}));
+    if (t.needs_output_scale && t.k) {
+      PARITY_ASSIGN_OR_RETURN(std::optional<double> scale,
+                              SummandScale(record.op, *t.k, loaded.inputs, loaded.params));
+      if (scale) {
+        t.needs_output_scale = false;
+        t.scale = *scale;
+        t.scale_source = "summands";
+        t.atol = t.atol_per_scale * *scale;
+      }
+    }
+    const Tensor reference = FromArray(expected, recorded.dtype(), "oracle");
+    MetricsOptions options;
+    options.rtol = t.criterion == Criterion::kAbsRel ? t.rtol : 0.0;
+    options.worst = 0;
+    PARITY_ASSIGN_OR_RETURN(PairMetrics m, ComputePairMetrics(recorded, reference, options));
+    t.SetOutputScale(m.rms_b());
+    r.within_bound = r.within_bound && WithinTolerance(m, t);
+    if (i == 0) r.tolerance = t;
+  }
+  r.replayable = true;
+  if (finite > 0) {
+    r.rmse = std::sqrt(sum_sq / static_cast<double>(finite));
+    const double rms = std::sqrt(oracle_sq / static_cast<double>(finite));
+    r.rel_rmse = rms > 0 ? r.rmse / rms : (r.rmse > 0 ? INFINITY : 0.0);
+  }
+  r.reason = r.within_bound ? fmt::format("within the {} bound", r.tolerance->policy)
+                            : fmt::format("beyond the bound: {}", r.tolerance->reason);
+  return r;
+}
+
+Result<ReplayReport> RunReplay(const ReplayOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(DumpDir dump, DumpDir::Open(options.dump));
+  ReplayReport report;
+  report.dump = options.dump;
+  report.warnings = dump.warnings();
+  for (const DumpRecord& record : dump.records()) {
+    if (options.seq && record.seq != *options.seq) continue;
+    if (options.name && ::fnmatch(options.name->c_str(), record.name.c_str(), 0) != 0) continue;
+    PARITY_ASSIGN_OR_RETURN(OpReplay r, ReplayRecord(dump, record));
+    if (!r.replayable) {
+      ++report.not_replayable;
+    } else {
+      ++report.replayed;
+      (r.within_bound ? report.within : report.outside) += 1;
+    }
+    report.ops.push_back(std::move(r));
+  }
+  return report;
+}
+
+Json ReplayReportJson(const ReplayReport& report) {
+  Json doc = Document("parity-replay", 1);
+  doc["dump"] = report.dump;
+  doc["summary"] = {{"ops", report.ops.size()},
+                    {"replayed", report.replayed},
+                    {"within_bound", report.within},
+                    {"outside_bound", report.outside},
+                    {"not_replayable", report.not_replayable}};
+  doc["warnings"] = report.warnings;
+  Json ops = Json::array();
+  for (const OpReplay& r : report.ops) {
+    Json j = Json::object();
+    j["seq"] = r.seq;
+    j["rank"] = r.rank;
+    j["name"] = r.name;
+    j["op"] = r.op;
+    j["pass"] = r.pass;
+    j["call"] = r.call;
+    j["replayable"] = r.replayable;
+    j["reason"] = r.reason;
+    if (r.replayable) {
+      SetNumber(j, "max_abs", r.max_abs);
+      SetNumber(j, "rmse", r.rmse);
+      SetNumber(j, "rel_rmse", r.rel_rmse);
+      const Tolerance& t = *r.tolerance;
+      SetNumber(j, "bound",
+                t.criterion == Criterion::kAbsRel ? t.atol
+                : t.criterion == Criterion::kUlps ? static_cast<double>(t.max_ulps)
+                                                  : 0.0);
+      j["tolerance"] = t.ToJson();
+      j["within_bound"] = r.within_bound;
+    }
+    if (r.time_us) SetNumber(j, "time_us", *r.time_us);
+    ops.push_back(std::move(j));
+  }
+  doc["ops"] = std::move(ops);
+  return doc;
+}
+
+std::string ReplayReportText(const ReplayReport& report) {
+  std::string out = fmt::format("parity replay {} ({} op calls)\n", report.dump, report.ops.size());
+  for (const std::string& w : report.warnings) out += "  warning: " + w + "\n";
+  Table table({"seq", "name", "op", "verdict", "max_abs", "rel_rmse", "bound", "note"},
+              {true, false, false, false, true, true, false, false});
+  for (const OpReplay& r : report.ops) {
+    std::string bound = "-";
+    if (r.tolerance) {
+      const Tolerance& t = *r.tolerance;
+      bound = t.criterion == Criterion::kAbsRel ? fmt::format("{:.3g} + {:.3g}·|b|", t.atol, t.rtol)
+              : t.criterion == Criterion::kUlps ? fmt::format("{} ulp", t.max_ulps)
+                                                : "bitwise";
+    }
+    table.AddRow({std::to_string(r.seq), r.name, r.op,
+                  !r.replayable ? "SKIP" : (r.within_bound ? "ok" : "OUTSIDE"),
+                  r.replayable ? fmt::format("{:.3g}", r.max_abs) : "-",
+                  r.replayable ? fmt::format("{:.3g}", r.rel_rmse) : "-", bound,
+                  r.replayable && r.within_bound ? "" : r.reason});
+  }
+  out += table.Render("  ");
+  out += fmt::format(
+      "\nSummary: {} op calls, {} replayed ({} within their bound, {} outside), {} skipped "
+      "(not replayable)\n",
+      report.ops.size(), report.replayed, report.within, report.outside, report.not_replayable);
+  return out;
+}
+
+}  // namespace parity

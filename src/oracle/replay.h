@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// `parity replay`: each recorded op against its float64 replay on the recorded inputs.
+#ifndef PARITY_ORACLE_REPLAY_H_
+#define PARITY_ORACLE_REPLAY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/tolerance.h"
+#include "core/json_util.h"
+#include "core/status.h"
+#include "io/dump.h"
+#include "oracle/oracle.h"
+
+namespace parity {
+
+/// How one op call fared against the oracle.
+struct OpReplay {
+  int64_t seq = 0, rank = 0, call = 0;
+  std::string name, op, pass;
+  bool replayable = false;
+  std::string reason;  ///< why not replayable, or the verdict's one line
+  // Over every output: the recorded values against the float64 replay.
+  double max_abs = 0.0;
+  double rmse = 0.0;
+  double rel_rmse = 0.0;               ///< rmse / rms of the oracle's output
+  std::optional<Tolerance> tolerance;  ///< `auto`'s, for the first output
+  bool within_bound = false;
+  std::optional<double> time_us;
+};
+
+/// Replays one record of `dump` (tensors loaded one op at a time). Never fails for a record
+/// that can't be replayed: that is an OpReplay with replayable = false and the reason. Fails
+/// (kInvalidInput) only when a tensor file can't be read.
+Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record);
+
+/// The inputs and params of `record` as an OpCall (the recorded outputs too), or the reason
+/// they can't be (statistics-only tensors) as kInvalidInput "not replayable: ...".
+Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record);
+
+struct ReplayOptions {
+  std::string dump;
+  std::optional<int64_t> seq;       ///< only the record with this seq
+  std::optional<std::string> name;  ///< only records whose name matches this glob
+};
+
+struct ReplayReport {
+  std::string dump;
+  std::vector<OpReplay> ops;
+  int64_t replayed = 0, within = 0, outside = 0, not_replayable = 0;
+  std::vector<std::string> warnings;
+};
+
+Result<ReplayReport> RunReplay(const ReplayOptions& options);
+
+/// {"format":"parity-replay","version":1,"summary":{...},"ops":[...]}.
+Json ReplayReportJson(const ReplayReport& report);
+std::string ReplayReportText(const ReplayReport& report);
+
+}  // namespace parity
+
+#endif  // PARITY_ORACLE_REPLAY_H_
