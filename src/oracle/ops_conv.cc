@@ -50,7 +50,7 @@ Outputs Conv(const OpCall& call) {
   }
   PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> stride, AttrInts(call, "stride", dims, 1));
   PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> dilation, AttrInts(call, "dilation", dims, 1));
-  PARITY_ASSIGN_OR_RETURN(double groups_attr, AttrNumber(call, "groups", 1));
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> groups, AttrInts(call, "groups", 1, 1));
   Geometry g{};
   g.batch = x.shape[0];
   g.channels = x.shape[1];
@@ -63,7 +63,7 @@ Outputs Conv(const OpCall& call) {
   g.stride_w = stride.back();
   g.dilation_h = one_d ? 1 : dilation[0];
   g.dilation_w = dilation.back();
-  g.groups = static_cast<int64_t>(groups_attr);
+  g.groups = groups[0];
   int64_t pad_bottom = 0, pad_right = 0;
   if (!one_d) {
     PARITY_ASSIGN_OR_RETURN(auto ph, Padding(call, 0, dims, g.kernel_h, g.dilation_h));
@@ -80,6 +80,13 @@ Outputs Conv(const OpCall& call) {
   }
   if (g.stride_h < 1 || g.stride_w < 1 || g.dilation_h < 1 || g.dilation_w < 1) {
     return Unfit("stride and dilation must be positive");
+  }
+  constexpr int64_t kLimit = int64_t{1} << 16;  // beyond any real convolution; bounds memory
+  for (int64_t v : {g.stride_h, g.stride_w, g.dilation_h, g.dilation_w}) {
+    if (v > kLimit) return Unfit(fmt::format("stride or dilation {} is implausibly large", v));
+  }
+  for (int64_t v : {g.pad_top, pad_bottom, g.pad_left, pad_right}) {
+    if (v < 0 || v > kLimit) return Unfit(fmt::format("padding {} out of range", v));
   }
   g.out_h =
       (g.height + g.pad_top + pad_bottom - g.dilation_h * (g.kernel_h - 1) - 1) / g.stride_h + 1;

@@ -26,9 +26,8 @@ void ForEachLine(const std::vector<int64_t>& shape, std::size_t dim, F&& f) {
 Outputs SoftmaxLike(const OpCall& call, bool log) {
   if (call.inputs.empty()) return Unfit("softmax needs an input");
   const Array& x = call.inputs[0];
-  PARITY_ASSIGN_OR_RETURN(double dim_attr, AttrNumber(call, "dim", -1));
-  PARITY_ASSIGN_OR_RETURN(std::size_t dim,
-                          NormalizeDim(static_cast<int64_t>(dim_attr), x.shape.size()));
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> dim_attr, AttrInts(call, "dim", 1, -1));
+  PARITY_ASSIGN_OR_RETURN(std::size_t dim, NormalizeDim(dim_attr[0], x.shape.size()));
   Array y = x;
   ForEachLine(x.shape, x.shape.empty() ? 0 : dim, [&](int64_t base, int64_t stride, int64_t n) {
     double top = -std::numeric_limits<double>::infinity();

@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -125,8 +126,9 @@ Tensor FromArray(const Array& array, DType dtype, const std::string& name) {
         *p = static_cast<std::byte>(Encode(v, dtype));
         break;
       default: {  // integers and bool: the nearest value the type holds
-        const double r = std::nearbyint(v);
-        const int64_t i64 = static_cast<int64_t>(std::isfinite(r) ? r : 0.0);
+        const double r =
+            std::isfinite(v) ? std::clamp(std::nearbyint(v), -0x1p63, 0x1p63 - 1024) : 0.0;
+        const auto i64 = static_cast<int64_t>(r);
         std::memcpy(p, &i64, itemsize);  // little-endian: the low bytes
         break;
       }
@@ -195,7 +197,8 @@ Result<std::vector<int64_t>> AttrInts(const OpCall& call, const char* name, std:
   if (it->is_array() && it->size() == 1 && (*it)[0].is_number_integer()) {
     return std::vector<int64_t>(count, (*it)[0].get<int64_t>());
   }
-  return Unfit(fmt::format("attr '{}' is not an int or {} ints", name, count));
+  return Unfit(count == 1 ? fmt::format("attr '{}' is not an int", name)
+                          : fmt::format("attr '{}' is not an int or {} ints", name, count));
 }
 
 Result<std::size_t> NormalizeDim(int64_t dim, std::size_t rank) {

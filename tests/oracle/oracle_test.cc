@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// The float64 oracle against PyTorch's float64 results (tests/gen/gen_oracle.py), its float32
+// bounds, and records it must refuse without crashing.
+#include "oracle/oracle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "io/dump.h"
+#include "oracle/replay.h"
+#include "testdata.h"
+
+namespace parity {
+namespace {
+
+using nlohmann::json;
+
+const json& OracleExpected() {
+  static const json expected = [] {
+    std::ifstream in(testing::TestDataPath("oracle/expected.json"));
+    return json::parse(in);
+  }();
+  return expected;
+}
+
+DumpDir OpenDump(const std::string& key) {
+  auto dump = DumpDir::Open(OracleExpected()[key].get<std::string>());
+  EXPECT_TRUE(dump.ok()) << dump.status().message();
+  return std::move(dump).value();
+}
+
+TEST(Oracle, MatchesPyTorchFloat64OnEveryOp) {
+  const DumpDir dump = OpenDump("f64_dir");
+  ASSERT_EQ(dump.records().size(), OracleExpected()["f64"].size());
+  for (const DumpRecord& record : dump.records()) {
+    SCOPED_TRACE(record.name);
+    auto r = ReplayRecord(dump, record);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE(r->replayable) << r->reason;
+    // Two float64 implementations differ by summation order only: a few units of 2^-53.
+    EXPECT_LE(r->rel_rmse, 1e-14);
+    EXPECT_TRUE(r->within_bound) << r->reason;
+  }
+}
+
+TEST(Oracle, PyTorchFloat32IsWithinItsBoundOnEveryOp) {
+  const DumpDir dump = OpenDump("f32_dir");
+  for (const DumpRecord& record : dump.records()) {
+    SCOPED_TRACE(record.name);
+    auto r = ReplayRecord(dump, record);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE(r->replayable) << r->reason;
+    EXPECT_TRUE(r->within_bound) << r->reason << " max_abs " << r->max_abs;
+    EXPECT_LE(r->rel_rmse, 1e-5);  // float32 rounding, not a wrong formula
+  }
+}
+
+TEST(Oracle, RecordsThatDoNotFitAreNotReplayableNeverCrashes) {
+  const DumpDir dump = OpenDump("unfit_dir");
+  const json& cases = OracleExpected()["unfit"];
+  ASSERT_EQ(dump.records().size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i]["name"].get<std::string>());
+    auto r = ReplayRecord(dump, dump.records()[i]);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_FALSE(r->replayable);
+    EXPECT_NE(r->reason.find(cases[i]["why"].get<std::string>()), std::string::npos) << r->reason;
+  }
+}
+
+TEST(Oracle, WrongFloatsAreCaught) {
+  // The same linear with a weight off by one float32 ulp in one place is still within bound;
+  // a weight with one element doubled is not.
+  OpCall call;
+  call.op = "linear";
+  call.inputs = {Array{{2, 3}, {1, 2, 3, 4, 5, 6}}};
+  call.params = {{"weight", Array{{2, 3}, {1, 0, -1, 0.5, 0.5, 0.5}}}};
+  auto y = Replay(call);
+  ASSERT_TRUE(y.ok());
+  EXPECT_EQ((*y)[0].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_DOUBLE_EQ((*y)[0].data[0], 1 - 3);
+  EXPECT_DOUBLE_EQ((*y)[0].data[1], 0.5 * 6);
+  EXPECT_DOUBLE_EQ((*y)[0].data[3], 0.5 * 15);
+}
+
+TEST(Oracle, BroadcastingFollowsNumpy) {
+  OpCall call;
+  call.op = "add";
+  call.inputs = {Array{{2, 1}, {1, 2}}, Array{{3}, {10, 20, 30}}};
+  call.attrs = {{"alpha", 2}};
+  auto y = Replay(call);
+  ASSERT_TRUE(y.ok());
+  EXPECT_EQ((*y)[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*y)[0].data, (std::vector<double>{21, 41, 61, 22, 42, 62}));
+  EXPECT_TRUE(Replayable("scaled_dot_product_attention"));
+  EXPECT_FALSE(Replayable("module"));
+  EXPECT_EQ(ReplayableOps().size(), 20u);
+}
+
+}  // namespace
+}  // namespace parity
