@@ -48,7 +48,7 @@ class CommandLine(unittest.TestCase):
         self.assertIn("Exit codes", r.stdout)
 
     def test_every_command_has_help(self):
-        for command in ("inspect",):
+        for command in ("inspect", "compare", "replay"):
             for args in ((command, "--help"), ("help", command)):
                 r = run(*args)
                 self.assertEqual(r.returncode, 0, args)
