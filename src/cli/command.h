@@ -26,6 +26,7 @@ int Main(int argc, char** argv);
 int RunCompare(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 int RunReplay(int argc, char** argv);
+int RunExplain(int argc, char** argv);
 
 }  // namespace parity::cli
 

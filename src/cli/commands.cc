@@ -16,13 +16,14 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 3> kCommands = {{
+constexpr std::array<Command, 4> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
      RunCompare},
-    {"replay", "each op of a dump against its float64 replay on the recorded inputs",
-     RunReplay},
+    {"replay", "each op of a dump against its float64 replay on the recorded inputs", RunReplay},
+    {"explain", "attribute divergences between two dumps to causes (float64 replay per op)",
+     RunExplain},
 }};
 
 void PrintUsage(std::FILE* out) {

@@ -67,9 +67,6 @@ std::string RecordKey(const DumpRecord& r) {
   return fmt::format("{}\x1f{}\x1f{}\x1f{}", r.rank, r.name, r.pass, r.call);
 }
 
-std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
-    const DumpDir& a, const DumpDir& b, std::vector<std::string>* warnings);
-
 // Each record's entries, in record order.
 std::map<const DumpRecord*, std::vector<const Entry*>> ByRecord(const Side& side) {
   std::map<const DumpRecord*, std::vector<const Entry*>> out;
@@ -164,7 +161,8 @@ std::vector<std::pair<const Entry*, const Entry*>> PairByKey(const Side& a, cons
   return pairs;
 }
 
-// Pairs dump records: by (rank, name, pass, call), then leftovers by seq.
+}  // namespace
+
 std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
     const DumpDir& a, const DumpDir& b, std::vector<std::string>* warnings) {
   std::map<std::string, const DumpRecord*> b_by_key;
@@ -196,8 +194,6 @@ std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
   for (const auto& [seq, r] : b_by_seq) pairs.emplace_back(nullptr, r);
   return pairs;
 }
-
-}  // namespace
 
 Result<Tensor> Entry::Load() const {
   if (dump != nullptr) return dump->Load(*record, *ref);

@@ -60,6 +60,11 @@ struct EntryPair {
   std::string structural;  ///< why the pair can't be compared elementwise; empty otherwise
 };
 
+/// Pairs the records of two dumps in A's order: by (rank, name, pass, call), then the rest by
+/// (rank, seq) with a warning; a record of one side only is paired with null (B's last).
+std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
+    const DumpDir& a, const DumpDir& b, std::vector<std::string>* warnings);
+
 /// Pairs the entries of `a` and `b` (and `golden`, matched to `a` the same way):
 /// two files of one tensor each pair whatever the names, else by tensor name; directories by
 /// relative path and tensor name, then by tensor name alone where unique; dumps by (rank, name,

@@ -14,47 +14,40 @@
 namespace parity {
 namespace {
 
-struct Loaded {
-  std::vector<Tensor> inputs;
-  std::vector<std::pair<std::string, Tensor>> params;
-  std::vector<Tensor> outputs;
-};
-
-Result<Loaded> LoadTensors(const DumpDir& dump, const DumpRecord& record) {
-  Loaded l;
+Status LoadTensors(const DumpDir& dump, const DumpRecord& record, LoadedRecord* l) {
   for (const DumpTensorRef& ref : record.inputs) {
     PARITY_ASSIGN_OR_RETURN(Tensor t, dump.Load(record, ref));
-    l.inputs.push_back(std::move(t));
+    l->inputs.push_back(std::move(t));
   }
   for (const auto& [key, ref] : record.params) {
     PARITY_ASSIGN_OR_RETURN(Tensor t, dump.Load(record, ref));
-    l.params.emplace_back(key, std::move(t));
+    l->params.emplace_back(key, std::move(t));
   }
   for (const DumpTensorRef& ref : record.outputs) {
     PARITY_ASSIGN_OR_RETURN(Tensor t, dump.Load(record, ref));
-    l.outputs.push_back(std::move(t));
+    l->outputs.push_back(std::move(t));
   }
-  return l;
+  return Status::Ok();
 }
 
-Result<OpCall> ToOpCall(const DumpRecord& record, const Loaded& l) {
-  OpCall call;
+Status ToOpCall(const DumpRecord& record, LoadedRecord* l) {
+  OpCall& call = l->call;
   call.op = record.op;
   call.attrs = record.attrs;
-  for (const Tensor& t : l.inputs) {
+  for (const Tensor& t : l->inputs) {
     PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
     call.inputs.push_back(std::move(a));
     call.input_dtypes.push_back(t.dtype());
   }
-  for (const auto& [key, t] : l.params) {
+  for (const auto& [key, t] : l->params) {
     PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
     call.params.emplace_back(key, std::move(a));
   }
-  for (const Tensor& t : l.outputs) {
+  for (const Tensor& t : l->outputs) {
     PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
     call.recorded_outputs.push_back(std::move(a));
   }
-  return call;
+  return Status::Ok();
 }
 
 std::string StatsOnly(const DumpRecord& record) {
@@ -80,11 +73,46 @@ std::string Reason(const Status& status) {
 
 }  // namespace
 
-Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record) {
+Result<LoadedRecord> LoadRecord(const DumpDir& dump, const DumpRecord& record) {
   const std::string missing = StatsOnly(record);
   if (!missing.empty()) return Status::Invalid("", "not replayable: " + missing);
-  PARITY_ASSIGN_OR_RETURN(Loaded l, LoadTensors(dump, record));
-  return ToOpCall(record, l);
+  LoadedRecord l;
+  PARITY_RETURN_IF_ERROR(LoadTensors(dump, record, &l));
+  PARITY_RETURN_IF_ERROR(ToOpCall(record, &l));
+  return l;
+}
+
+Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record) {
+  PARITY_ASSIGN_OR_RETURN(LoadedRecord l, LoadRecord(dump, record));
+  return std::move(l.call);
+}
+
+std::string NotReplayableReason(const DumpRecord& record) {
+  if (!Replayable(record.op)) {
+    OpCall bare;
+    bare.op = record.op;
+    return Reason(Replay(bare).status());
+  }
+  return StatsOnly(record);
+}
+
+Result<Tolerance> OutputTolerance(const DumpRecord& record, const LoadedRecord& loaded,
+                                  std::size_t index, std::initializer_list<const Json*> manifests) {
+  const Tensor& recorded = loaded.outputs.at(index);
+  Tolerance t = ResolveTolerance(
+      ToleranceRequest{}, {}, record.name,
+      RecordContext(record, "output", recorded.dtype(), recorded.meta().shape, manifests));
+  if (t.needs_output_scale && t.k) {
+    PARITY_ASSIGN_OR_RETURN(std::optional<double> scale,
+                            SummandScale(record.op, *t.k, loaded.inputs, loaded.params));
+    if (scale) {
+      t.needs_output_scale = false;
+      t.scale = *scale;
+      t.scale_source = "summands";
+      t.atol = t.atol_per_scale * *scale;
+    }
+  }
+  return t;
 }
 
 Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
@@ -96,18 +124,12 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
   r.op = record.op;
   r.pass = record.pass;
   r.time_us = record.time_us;
-  if (!Replayable(record.op)) {
-    OpCall bare;
-    bare.op = record.op;
-    r.reason = Reason(Replay(bare).status());
+  if (const std::string why = NotReplayableReason(record); !why.empty()) {
+    r.reason = why;
     return r;
   }
-  if (const std::string missing = StatsOnly(record); !missing.empty()) {
-    r.reason = missing;
-    return r;
-  }
-  PARITY_ASSIGN_OR_RETURN(Loaded loaded, LoadTensors(dump, record));
-  PARITY_ASSIGN_OR_RETURN(OpCall call, ToOpCall(record, loaded));
+  PARITY_ASSIGN_OR_RETURN(LoadedRecord loaded, LoadRecord(dump, record));
+  const OpCall& call = loaded.call;
   auto replayed = Replay(call);
   if (!replayed.ok()) {
     r.reason = Reason(replayed.status());
@@ -141,19 +163,7 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
       }
     }
     // Judge against the oracle rounded to the recorded dtype, with `auto`'s tolerance.
-    Tolerance t = ResolveTolerance(ToleranceRequest{}, {}, record.name,
-                                   RecordContext(record, "output", recorded.dtype(),
-                                                 recorded.meta().shape, {&dump.manifest()}));
-    if (t.needs_output_scale && t.k) {
-      PARITY_ASSIGN_OR_RETURN(std::optional<double> scale,
-                              SummandScale(record.op, *t.k, loaded.inputs, loaded.params));
-      if (scale) {
-        t.needs_output_scale = false;
-        t.scale = *scale;
-        t.scale_source = "summands";
-        t.atol = t.atol_per_scale * *scale;
-      }
-    }
+    PARITY_ASSIGN_OR_RETURN(Tolerance t, OutputTolerance(record, loaded, i, {&dump.manifest()}));
     const Tensor reference = FromArray(expected, recorded.dtype(), "oracle");
     MetricsOptions options;
     options.rtol = t.criterion == Criterion::kAbsRel ? t.rtol : 0.0;

@@ -36,9 +36,34 @@ struct OpReplay {
 /// (kInvalidInput) only when a tensor file can't be read.
 Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record);
 
+/// A record's tensors, loaded: as Tensors (dtype, shape, data in place) and as the OpCall the
+/// oracle replays (float64 arrays, the recorded outputs too).
+struct LoadedRecord {
+  std::vector<Tensor> inputs;
+  std::vector<std::pair<std::string, Tensor>> params;
+  std::vector<Tensor> outputs;
+  OpCall call;
+};
+
+/// Loads every tensor of `record`, or gives the reason it can't be replayed (statistics-only
+/// tensors, no output) as kInvalidInput "not replayable: ...". Fails (kInvalidInput) when a
+/// tensor file can't be read.
+Result<LoadedRecord> LoadRecord(const DumpDir& dump, const DumpRecord& record);
+
 /// The inputs and params of `record` as an OpCall (the recorded outputs too), or the reason
 /// they can't be (statistics-only tensors) as kInvalidInput "not replayable: ...".
 Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record);
+
+/// Why `record` has no replay ("" when it has one): an op without a replay, or tensors
+/// saved as statistics only.
+std::string NotReplayableReason(const DumpRecord& record);
+
+/// The `auto` tolerance of output `index` of `record` against its float64 replay, with the
+/// summand scale taken from the loaded inputs where the op has a formula for it (else it is
+/// left to the reference output's rms: needs_output_scale). `manifests` declare the
+/// reduced-precision modes the platform allowed; none means float32 compute.
+Result<Tolerance> OutputTolerance(const DumpRecord& record, const LoadedRecord& loaded,
+                                  std::size_t index, std::initializer_list<const Json*> manifests);
 
 struct ReplayOptions {
   std::string dump;

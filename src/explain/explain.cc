@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "explain/explain.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "compare/entries.h"
+#include "io/dump.h"
+
+namespace parity {
+namespace {
+
+// Whether `record` (a container) holds `inner`: a module path prefix, or the root "model".
+bool Contains(const DumpRecord& container, const std::string& inner) {
+  if (container.name == "model" || container.name.empty()) return true;
+  return inner.size() > container.name.size() && inner.starts_with(container.name) &&
+         inner[container.name.size()] == '.';
+}
+
+}  // namespace
+
+std::vector<const OpExplanation*> ExplainReport::origins() const {
+  std::vector<const OpExplanation*> out;
+  for (const OpExplanation& e : ops) {
+    if (IsOrigin(e.cause)) out.push_back(&e);
+  }
+  return out;
+}
+
+int ExplainReport::exit_code() const { return input_difference || !origins().empty() ? 1 : 0; }
+
+Result<ExplainReport> RunExplain(const ExplainOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(DumpDir a, DumpDir::Open(options.a));
+  PARITY_ASSIGN_OR_RETURN(DumpDir b, DumpDir::Open(options.b));
+  ExplainReport report;
+  report.a = options.a;
+  report.b = options.b;
+  for (const std::string& w : a.warnings()) report.warnings.push_back("A: " + w);
+  for (const std::string& w : b.warnings()) report.warnings.push_back("B: " + w);
+  auto pairs = PairRecords(a, b, &report.warnings);
+  // Execution order: by rank, then A's seq (B's for records of B only).
+  auto order = [](const std::pair<const DumpRecord*, const DumpRecord*>& p) {
+    const DumpRecord* r = p.first != nullptr ? p.first : p.second;
+    return std::make_tuple(r->rank, r->seq, p.first == nullptr);
+  };
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [&](const auto& x, const auto& y) { return order(x) < order(y); });
+
+  // Calls whose outputs differed, by (rank, pass): what a container's difference comes from.
+  std::map<std::pair<int64_t, std::string>, std::vector<std::string>> diverged;
+  const DivergedBefore diverged_inside = [&](const DumpRecord& container) {
+    auto it = diverged.find({container.rank, container.pass});
+    if (it == diverged.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](const std::string& name) { return Contains(container, name); });
+  };
+  std::set<int64_t> ranks_started;
+  for (const auto& [ra, rb] : pairs) {
+    const DumpRecord& any = ra != nullptr ? *ra : *rb;
+    const bool first_of_rank = ranks_started.insert(any.rank).second;
+    if (options.name && ::fnmatch(options.name->c_str(), any.name.c_str(), 0) != 0) continue;
+    PARITY_ASSIGN_OR_RETURN(OpExplanation e, ExplainPair(a, ra, b, rb, diverged_inside));
+    if (ra != nullptr && rb != nullptr && (first_of_rank || e.params_differ) &&
+        !e.inputs_identical) {
+      // Data no recorded op computed: the first call's inputs, or weights.
+      if (!report.input_difference) {
+        report.input_difference = true;
+        report.input_difference_detail =
+            fmt::format("{} of seq {} '{}' differ by {:.2g} (relative rms)",
+                        e.params_differ ? "the params" : "the inputs", e.seq, e.name,
+                        e.input_diff.value_or(0.0));
+      }
+      if (e.cause == Cause::kInherited) {
+        e.reason = fmt::format("input data differ: {} ({})",
+                               e.params_differ ? "its params differ"
+                                               : "the first op's inputs "
+                                                 "differ",
+                               e.reason);
+      }
+    }
+    if (e.cause != Cause::kIdentical && e.cause != Cause::kStructural) {
+      diverged[{e.rank, e.pass}].push_back(e.name);
+    }
+    if (e.time_us_a && e.time_us_b && *e.time_us_a > 0) {
+      report.slowest_on_b.push_back({e.seq, e.name, e.op, *e.time_us_a, *e.time_us_b});
+    }
+    report.ops.push_back(std::move(e));
+  }
+  std::stable_sort(report.slowest_on_b.begin(), report.slowest_on_b.end(),
+                   [](const SlowOp& x, const SlowOp& y) { return x.ratio() > y.ratio(); });
+  std::erase_if(report.slowest_on_b, [](const SlowOp& s) { return s.ratio() <= 1.0; });
+  if (report.slowest_on_b.size() > static_cast<std::size_t>(std::max(options.slowest, 0))) {
+    report.slowest_on_b.resize(static_cast<std::size_t>(std::max(options.slowest, 0)));
+  }
+  return report;
+}
+
+}  // namespace parity

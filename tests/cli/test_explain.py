@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end tests of `parity explain` on the planted-cause corpus of tests/gen/gen_explain.py."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ["PARITY_BIN"]
+DATA = os.environ["PARITY_TESTDATA"]
+CORPUS = os.path.join(DATA, "explain")
+with open(os.path.join(CORPUS, "expected.json")) as f:
+    EXPECTED = json.load(f)
+
+OP_FIELDS = {"seq", "rank", "name", "op", "pass", "call", "cause", "reason", "replayed",
+             "local_err_a", "local_err_b", "input_diff", "output_diff", "effective_precision",
+             "time_us_a", "time_us_b"}
+ORIGIN_FIELDS = {"seq", "name", "op", "cause", "effective_precision", "reason"}
+CAUSES = {"identical", "within-rounding", "reduced-precision", "rng-divergence", "nonfinite",
+          "inherited", "algorithmic", "structural"}
+
+
+def explain(*args):
+    return subprocess.run([BIN, "explain", *args], capture_output=True, text=True, timeout=300)
+
+
+def case_dirs(case):
+    return os.path.join(CORPUS, case, "a"), os.path.join(CORPUS, case, "b")
+
+
+class PlantedCauses(unittest.TestCase):
+    """Every planted cause is found at its op, and nothing else is called an origin."""
+
+    def check(self, case):
+        want = EXPECTED[case]
+        r = explain(*case_dirs(case), "--json", "-")
+        self.assertEqual(r.returncode, want["exit"], r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["format"], doc["version"]), ("parity-explain", 1))
+        self.assertEqual(doc["input_difference"], want["input_difference"])
+        found = [[o["name"], o["cause"], o["effective_precision"]] for o in doc["origins"]]
+        self.assertEqual(found, want["origins"])
+        for o in doc["origins"]:
+            self.assertEqual(set(o), ORIGIN_FIELDS)
+            self.assertTrue(o["reason"])
+        labels = {o["name"]: o["cause"] for o in doc["ops"]}
+        self.assertEqual(labels, want["labels"])
+        for op in doc["ops"]:
+            self.assertEqual(set(op) - {k + "_nonfinite" for k in OP_FIELDS}, OP_FIELDS, op)
+            self.assertIn(op["cause"], CAUSES)
+            if op["cause"] != "structural":
+                self.assertTrue(op["replayed"], op)
+                self.assertIsNotNone(op["local_err_a"], op)
+        return doc
+
+    def test_identical(self):
+        doc = self.check("identical")
+        # B's fc1 took 3x as long: the slowest op relative to A.
+        slow = doc["slowest_on_b"]
+        self.assertEqual(slow[0]["name"], "fc1")
+        self.assertAlmostEqual(slow[0]["ratio"], 3.0)
+        self.assertEqual(len(slow), 1)
+
+    def test_tf32_matmul(self):
+        doc = self.check("tf32-matmul")
+        reason = doc["origins"][0]["reason"]
+        self.assertIn("tf32-rounded inputs matches B", reason)
+        self.assertIn("u = 2^-11", reason)
+        fc1 = next(o for o in doc["ops"] if o["name"] == "fc1")
+        self.assertGreater(fc1["local_err_b"], 1e-4)
+        self.assertLess(fc1["local_err_a"], 1e-6)
+
+    def test_bf16_compute(self):
+        reason = self.check("bf16-compute")["origins"][0]["reason"]
+        self.assertIn("bf16-rounded inputs and output", reason)
+        self.assertIn("u = 2^-8", reason)
+
+    def test_fp16_softmax(self):
+        self.assertIn("fp16-rounded inputs and output",
+                      self.check("fp16-softmax")["origins"][0]["reason"])
+
+    def test_dropout_seed(self):
+        self.assertIn("agree with p = 0.1", self.check("dropout-seed")["origins"][0]["reason"])
+
+    def test_summation_order_is_within_rounding(self):
+        self.check("summation-order")
+
+    def test_nan(self):
+        self.assertIn("first appears here on B", self.check("nan")["origins"][0]["reason"])
+
+    def test_early_error_is_inherited_downstream(self):
+        self.assertIn("no tf32, bf16 or fp16 replay reproduces it",
+                      self.check("early-error")["origins"][0]["reason"])
+
+    def test_gelu_tanh(self):
+        self.check("gelu-tanh")
+
+    def test_conv_algorithm_is_within_rounding(self):
+        self.check("conv-algorithm")
+
+    def test_input_data(self):
+        doc = self.check("input-data")
+        self.assertIn("seq 0 'conv'", doc["input_difference_detail"])
+
+    def test_missing_record(self):
+        self.check("missing-record")
+
+    def test_shape_mismatch(self):
+        self.check("shape")
+
+    def test_every_case_is_tested(self):
+        tested = {name[len("test_"):].replace("_", "-") for name in dir(self)
+                  if name.startswith("test_")}
+        for case in EXPECTED:
+            self.assertTrue(any(t.startswith(case) for t in tested), case)
+
+
+class Output(unittest.TestCase):
+    def test_text_report_lists_origins_first(self):
+        r = explain(*case_dirs("bf16-compute"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        out = r.stdout
+        self.assertLess(out.index("Origins (1)"), out.index("Per op:"))
+        self.assertIn("seq 5 fc2 (linear): reduced-precision [bf16]", out)
+        self.assertIn("1 origin", out)
+
+    def test_no_origin_text(self):
+        r = explain(*case_dirs("summation-order"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("No origin", r.stdout)
+
+    def test_name_filter(self):
+        r = explain(*case_dirs("tf32-matmul"), "--name", "fc*", "--json", "-")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        names = [o["name"] for o in json.loads(r.stdout)["ops"]]
+        self.assertEqual(names, ["fc1", "fc2"])
+
+    def test_json_file_and_quiet(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "e.json")
+            r = explain(*case_dirs("nan"), "--json", out, "--quiet")
+            self.assertEqual((r.returncode, r.stdout), (1, ""))
+            with open(out) as f:
+                self.assertEqual(json.load(f)["origins"][0]["cause"], "nonfinite")
+
+
+class BadInput(unittest.TestCase):
+    def assert_error(self, r, *words):
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertTrue(r.stderr.startswith("parity: error:"), r.stderr)
+        for w in words:
+            self.assertIn(w, r.stderr)
+
+    def test_missing_dump(self):
+        a, _ = case_dirs("identical")
+        self.assert_error(explain(a, "/nonexistent/dump"), "/nonexistent/dump")
+
+    def test_usage(self):
+        self.assert_error(explain(case_dirs("identical")[0]))
+        self.assert_error(explain(*case_dirs("identical"), "--slowest", "-1"))
+
+    def test_malformed_record(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = os.path.join(tmp, "b")
+            shutil.copytree(case_dirs("identical")[1], b)
+            with open(os.path.join(b, "records.jsonl"), "a") as f:
+                f.write('{"seq": 99, "name": 5}\n{"seq": 100}\n')
+            self.assert_error(explain(case_dirs("identical")[0], b), "records.jsonl")
+
+    def test_truncated_tensor(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b = os.path.join(tmp, "b")
+            shutil.copytree(case_dirs("identical")[1], b)
+            victim = os.path.join(b, "tensors", "0002_weight.npy")
+            with open(victim, "r+b") as f:
+                f.truncate(200)
+            self.assert_error(explain(case_dirs("identical")[0], b), "0002_weight.npy")
+
+    def test_no_matching_name(self):
+        self.assert_error(explain(*case_dirs("identical"), "--name", "nothing*"), "--name")
+
+
+if __name__ == "__main__":
+    unittest.main()
