@@ -282,15 +282,14 @@ std::optional<Precision> PrecisionOfDType(DType d) {
   return std::nullopt;
 }
 
-// The narrowest float dtype among a record's float inputs and params, and the widest.
-std::size_t WidestFloatInput(const LoadedRecord& l) {
-  std::size_t widest = 0;
-  for (const Tensor& t : l.inputs) {
-    if (IsFloat(t.dtype())) widest = std::max(widest, ItemSize(t.dtype()));
-  }
-  for (const auto& [key, t] : l.params) {
-    if (IsFloat(t.dtype())) widest = std::max(widest, ItemSize(t.dtype()));
-  }
+// The widest float dtype among a record's inputs and params (its item size; 0 when none).
+DType WidestFloatInput(const LoadedRecord& l) {
+  DType widest = DType::kBool;
+  auto consider = [&](DType d) {
+    if (IsFloat(d) && (!IsFloat(widest) || ItemSize(d) > ItemSize(widest))) widest = d;
+  };
+  for (const Tensor& t : l.inputs) consider(t.dtype());
+  for (const auto& [key, t] : l.params) consider(t.dtype());
   return widest;
 }
 
@@ -300,7 +299,8 @@ std::optional<Precision> CastDown(const LoadedRecord& x, const LoadedRecord& oth
   if (x.outputs.empty() || other.outputs.empty()) return std::nullopt;
   const DType dx = x.outputs[0].dtype(), dother = other.outputs[0].dtype();
   if (!IsFloat(dx) || !IsFloat(dother)) return std::nullopt;
-  if (ItemSize(dx) >= ItemSize(dother) || ItemSize(dx) >= WidestFloatInput(x)) {
+  const DType widest = WidestFloatInput(x);
+  if (ItemSize(dx) >= ItemSize(dother) || !IsFloat(widest) || ItemSize(dx) >= ItemSize(widest)) {
     return std::nullopt;
   }
   return PrecisionOfDType(dx);
@@ -501,10 +501,11 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
     const SideEval& ex = on_b ? eb : ea;
     e.cause = Cause::kReducedPrecision;
     e.effective_precision = PrecisionName(*p);
-    e.reason = fmt::format("{} computes {} in {} ({} output from {} inputs; {} keeps {})",
-                           Side(on_b), e.op, PrecisionName(*p), Name(x.outputs[0].dtype()),
-                           Name(x.inputs.empty() ? x.outputs[0].dtype() : x.inputs[0].dtype()),
-                           Side(!on_b), Name(other.outputs[0].dtype()));
+    e.reason = fmt::format(
+        "{} computes {} in {} ({} output from {} operands, cast down as "
+        "autocast does; {} keeps {})",
+        Side(on_b), e.op, PrecisionName(*p), Name(x.outputs[0].dtype()), Name(WidestFloatInput(x)),
+        Side(!on_b), Name(other.outputs[0].dtype()));
     if (ex.replayed) {
       const Variant v{*p, false, true, true};
       if (auto replayed = ReplayVariant(x.call, v); replayed.ok()) {
