@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/common.h"
 #include "core/exit_code.h"
+#include "core/memory.h"
 #include "explain/explain.h"
 
 namespace parity::cli {
@@ -35,6 +36,7 @@ int RunExplain(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   if (!name.empty()) options.name = name;
+  ReuseFreedMemory();
   auto report = parity::RunExplain(options);
   if (!report.ok()) return Fail(report.status());
   if (report->ops.empty()) {

@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/common.h"
 #include "core/exit_code.h"
+#include "core/memory.h"
 #include "oracle/replay.h"
 
 namespace parity::cli {
@@ -30,6 +31,7 @@ int RunReplay(int argc, char** argv) {
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   options.seq = seq;
   if (!name.empty()) options.name = name;
+  ReuseFreedMemory();
   auto report = parity::RunReplay(options);
   if (!report.ok()) return Fail(report.status());
   if (report->ops.empty()) {

@@ -313,10 +313,39 @@ std::string LocalText(const std::string& side, const SideEval& e) {
   return fmt::format("{}'s local error {} of rms", side, Sci(e.local.rel_rmse()));
 }
 
+// What the side's manifest declared about the precision found (framework.settings), if
+// anything: a setting that says the mode was off points at a library that ignored it.
+std::string ManifestNote(const std::string& side, const Json& manifest, const std::string& op,
+                         Precision p) {
+  const Json* settings = nullptr;
+  if (auto f = manifest.find("framework"); f != manifest.end() && f->is_object()) {
+    if (auto s = f->find("settings"); s != f->end() && s->is_object()) settings = &*s;
+  }
+  if (settings == nullptr) return "";
+  const bool conv = op == "conv1d" || op == "conv2d";
+  if (p == Precision::kTf32) {
+    const char* key = conv ? "allow_tf32_cudnn" : "allow_tf32_matmul";
+    auto it = settings->find(key);
+    if (it == settings->end() || !it->is_boolean()) return "";
+    return it->get<bool>() ? fmt::format("; {}'s manifest allows it ({} = true)", side, key)
+                           : fmt::format(
+                                 "; yet {}'s manifest says {} = false: the setting did not reach "
+                                 "the library that ran it",
+                                 side, key);
+  }
+  if (p == Precision::kBFloat16 && !conv) {
+    auto it = settings->find("float32_matmul_precision");
+    if (it != settings->end() && it->is_string() && it->get<std::string>() == "medium") {
+      return fmt::format("; {}'s manifest allows it (float32_matmul_precision = medium)", side);
+    }
+  }
+  return "";
+}
+
 // The evidence for one side's reduced precision, or nothing when no test names one.
 std::optional<std::string> PrecisionEvidence(const std::string& side, const std::string& op,
                                              const LoadedRecord& l, const SideEval& e,
-                                             Precision* found) {
+                                             const Json& manifest, Precision* found) {
   const PrecisionFinding f =
       InferPrecision(l.call, l.call.recorded_outputs, e.tolerance, e.local.rmse());
   if (!f.precision) return std::nullopt;
@@ -332,7 +361,7 @@ std::optional<std::string> PrecisionEvidence(const std::string& side, const std:
         "reproduces them: {} stored or computed in {}",
         side, PrecisionName(*f.precision), op, PrecisionName(*f.precision));
   }
-  return text;
+  return text + ManifestNote(side, manifest, op, *f.precision);
 }
 
 std::string InputNote(const OpExplanation& e) {
@@ -545,7 +574,8 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
       const SideEval& ex = on_b ? eb : ea;
       if (ex.within()) continue;
       Precision p{};
-      if (auto text = PrecisionEvidence(Side(on_b), e.op, on_b ? lb : la, ex, &p)) {
+      if (auto text = PrecisionEvidence(Side(on_b), e.op, on_b ? lb : la, ex,
+                                        on_b ? b.manifest() : a.manifest(), &p)) {
         evidence.push_back(*text);
         (on_b ? precision_b : precision_a) = p;
       }

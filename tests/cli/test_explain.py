@@ -72,6 +72,14 @@ class PlantedCauses(unittest.TestCase):
         self.assertGreater(fc1["local_err_b"], 1e-4)
         self.assertLess(fc1["local_err_a"], 1e-6)
 
+    def test_tf32_all_matmuls_even_with_differing_inputs(self):
+        doc = self.check("tf32-all")
+        for o in doc["origins"][1:]:
+            self.assertIn("its inputs also differ", o["reason"])
+
+    def test_dropout_rate_is_not_rng(self):
+        self.assertIn("is not p = 0.1", self.check("dropout-rate")["origins"][0]["reason"])
+
     def test_bf16_compute(self):
         reason = self.check("bf16-compute")["origins"][0]["reason"]
         self.assertIn("bf16-rounded inputs and output", reason)
@@ -115,6 +123,27 @@ class PlantedCauses(unittest.TestCase):
                   if name.startswith("test_")}
         for case in EXPECTED:
             self.assertTrue(any(t.startswith(case) for t in tested), case)
+
+
+class Manifests(unittest.TestCase):
+    """The reason says whether the candidate's manifest allowed the precision found."""
+
+    def dumps(self, name):
+        with open(os.path.join(DATA, "compare", "expected.json")) as f:
+            return next((d["a"], d["b"]) for d in json.load(f)["dumps"] if d["b"].endswith(name))
+
+    def origin(self, name):
+        r = explain(*self.dumps(name), "--json", "-")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        origins = json.loads(r.stdout)["origins"]
+        self.assertEqual(origins[0]["effective_precision"], "tf32")
+        return origins[0]["reason"]
+
+    def test_tf32_unannounced(self):
+        self.assertIn("manifest says allow_tf32_matmul = false", self.origin("tf32_unannounced"))
+
+    def test_tf32_allowed(self):
+        self.assertIn("manifest allows it (allow_tf32_matmul = true)", self.origin("tf32_allowed"))
 
 
 class Output(unittest.TestCase):

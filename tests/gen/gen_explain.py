@@ -101,8 +101,9 @@ def gelu_tanh(x):
     return (0.5 * x64 * (1.0 + np.tanh(inner))).astype(F32)
 
 
-def dropout(x, p, seed):
-    keep = np.random.default_rng(seed).random(x.shape) >= p
+def dropout(x, p, seed, rate=None):
+    """Drops at `rate` (p unless given), scales the kept values by 1/(1-p)."""
+    keep = np.random.default_rng(seed).random(x.shape) >= (p if rate is None else rate)
     return np.where(keep, x / F32(1.0 - p), F32(0)).astype(F32)
 
 
@@ -188,7 +189,7 @@ def run(root, plant=None, settings=None, drop_seed=7, times=None):
         d.add("relu", "relu", [y], [r], time_us=t.get("relu"))
     h = r.reshape(16, -1)
     w1, b1 = P["fc1.weight"], P["fc1.bias"]
-    if plant == "tf32":
+    if plant in ("tf32", "tf32-all"):
         z = linear(tf32(h), tf32(w1), b1)
     elif plant == "summation-order":
         z = linear_blocked(h, w1, b1)
@@ -200,12 +201,15 @@ def run(root, plant=None, settings=None, drop_seed=7, times=None):
     d.add("fc1", "linear", [h], [z], {"weight": w1, "bias": b1}, time_us=t.get("fc1"))
     a = gelu_tanh(z) if plant == "gelu-tanh" else gelu(z)
     d.add("act", "gelu", [z], [a], attrs={"approximate": "none"}, time_us=t.get("act"))
-    dr = dropout(a, 0.1, drop_seed + (1 if plant == "dropout-seed" else 0))
+    dr = dropout(a, 0.1, drop_seed + (1 if plant == "dropout-seed" else 0),
+                 0.3 if plant == "dropout-rate" else None)
     d.add("drop", "dropout", [a], [dr], attrs={"p": 0.1, "training": True},
           time_us=t.get("drop"))
     w2, b2 = P["fc2.weight"], P["fc2.bias"]
     if plant == "bf16":
         f = bf16(linear(bf16(dr), bf16(w2), bf16(b2)))
+    elif plant == "tf32-all":
+        f = linear(tf32(dr), tf32(w2), b2)
     else:
         f = linear(dr, w2, b2)
     d.add("fc2", "linear", [dr], [f], {"weight": w2, "bias": b2}, time_us=t.get("fc2"))
@@ -223,7 +227,7 @@ def run(root, plant=None, settings=None, drop_seed=7, times=None):
         d.add("norm", "layer_norm", [s], [n], {"weight": nw, "bias": nb},
               {"normalized_shape": [128], "eps": 1e-5}, time_us=t.get("norm"))
     hw, hb = P["head.weight"], P["head.bias"]
-    o = linear(n, hw, hb)
+    o = linear(tf32(n), tf32(hw), hb) if plant == "tf32-all" else linear(n, hw, hb)
     d.add("head", "linear", [n], [o], {"weight": hw, "bias": hb}, time_us=t.get("head"))
     pr = fp16(softmax(fp16(o))) if plant == "fp16-softmax" else softmax(o)
     d.add("prob", "softmax", [o], [pr], attrs={"dim": -1}, time_us=t.get("prob"))
@@ -243,11 +247,17 @@ def downstream(of, cause="inherited"):
 CASES = {
     "identical": (None, [], {name: "identical" for name in OPS}, False),
     "tf32-matmul": ("tf32", [("fc1", "reduced-precision", "tf32")], downstream("fc1"), False),
+    # Every matmul in tf32: fc2 and head are origins too, although their inputs already differ.
+    "tf32-all": ("tf32-all", [("fc1", "reduced-precision", "tf32"),
+                              ("fc2", "reduced-precision", "tf32"),
+                              ("head", "reduced-precision", "tf32")], downstream("fc1"), False),
     "bf16-compute": ("bf16", [("fc2", "reduced-precision", "bf16")], downstream("fc2"), False),
     "fp16-softmax": ("fp16-softmax", [("prob", "reduced-precision", "fp16")],
                      downstream("prob"), False),
     "dropout-seed": ("dropout-seed", [("drop", "rng-divergence", None)], downstream("drop"),
                      False),
+    # Masks drawn at rate 0.3 where the record says p = 0.1: not a matter of seeds.
+    "dropout-rate": ("dropout-rate", [("drop", "algorithmic", None)], downstream("drop"), False),
     "summation-order": ("summation-order", [], dict(downstream("fc1"), fc1="within-rounding"),
                         False),
     "nan": ("nan", [("norm", "nonfinite", None)], downstream("norm"), False),
