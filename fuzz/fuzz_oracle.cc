@@ -2,12 +2,15 @@
 // libFuzzer target: the float64 oracle on arbitrary ops, attrs and (small) shapes. The input is
 // a JSON object {"op": .., "attrs": {..}, "inputs": [shape, ..], "params": {name: shape}};
 // tensors of those shapes are filled with fixed values. Replay must answer or refuse
-// ("not replayable"), never crash.
+// ("not replayable"), never crash; so must explain's precision inference (replays with
+// rounded operands) on the same call.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "compare/tolerance.h"
 #include "core/json_util.h"
+#include "explain/precision.h"
 #include "oracle/oracle.h"
 
 namespace {
@@ -58,5 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
   for (const parity::Array& in : call.inputs) call.recorded_outputs.push_back(in);
   (void)parity::Replay(call).ok();
+  parity::Tolerance tolerance;
+  tolerance.rtol = 1e-6;
+  tolerance.scale = 1.0;
+  (void)parity::InferPrecision(call, call.recorded_outputs, tolerance, 1e-3);
   return 0;
 }

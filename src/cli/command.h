@@ -27,6 +27,7 @@ int RunCompare(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 int RunReplay(int argc, char** argv);
 int RunExplain(int argc, char** argv);
+int RunQuality(int argc, char** argv);
 
 }  // namespace parity::cli
 

@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 4> kCommands = {{
+constexpr std::array<Command, 5> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -24,6 +24,8 @@ constexpr std::array<Command, 4> kCommands = {{
     {"replay", "each op of a dump against its float64 replay on the recorded inputs", RunReplay},
     {"explain", "attribute divergences between two dumps to causes (float64 replay per op)",
      RunExplain},
+    {"quality", "model quality of B against A: AUC (DeLong), logloss, accuracy; seeds, TOST",
+     RunQuality},
 }};
 
 void PrintUsage(std::FILE* out) {

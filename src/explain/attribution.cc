@@ -240,8 +240,12 @@ struct MaskTest {
 
 MaskTest CompareMasks(const OpCall& a, const OpCall& b) {
   MaskTest m;
-  const double p = a.attrs.value("p", 0.5);
-  const bool training = a.attrs.value("training", true);
+  // PyTorch's defaults where an attr is absent or null (a replayed record has valid ones).
+  const auto p_it = a.attrs.find("p");
+  const auto training_it = a.attrs.find("training");
+  const double p = p_it != a.attrs.end() && p_it->is_number() ? p_it->get<double>() : 0.5;
+  const bool training = training_it == a.attrs.end() || !training_it->is_boolean() ||
+                        training_it->get<bool>();
   if (!training || !(p > 0.0 && p < 1.0) || a.inputs.empty() || b.inputs.empty() ||
       a.recorded_outputs.empty() || b.recorded_outputs.empty()) {
     return m;
