@@ -66,7 +66,7 @@ def main():
         times["parity"].append(timed(parity_cmd)[0])
         times["sklearn"].append(timed(sklearn_cmd)[0])
     # Agreement: parity's AUC of A against sklearn's.
-    out = subprocess.run(parity_cmd[:-4] + ["--json", "-", "--quiet"], capture_output=True,
+    out = subprocess.run(parity_cmd[:-3] + ["--json", "-", "--quiet"], capture_output=True,
                          text=True).stdout
     auc_parity = json.loads(out)["auc_a"]
     auc_sklearn = float(timed(sklearn_cmd)[1])

@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/common.h"
 #include "core/exit_code.h"
+#include "core/memory.h"
 #include "core/spellcheck.h"
 #include "quality/quality.h"
 
@@ -66,6 +67,7 @@ int RunMetric(const std::string& metric, int argc, char** argv) {
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   options.relative = !absolute;
   if (!column.empty()) options.column = column;
+  ReuseFreedMemory();
   auto report = RunQuality(options);
   if (!report.ok()) return Fail(report.status());
   if (common.human()) std::fputs(QualityReportText(*report).c_str(), stdout);

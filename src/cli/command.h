@@ -28,6 +28,7 @@ int RunInspect(int argc, char** argv);
 int RunReplay(int argc, char** argv);
 int RunExplain(int argc, char** argv);
 int RunQuality(int argc, char** argv);
+int RunRng(int argc, char** argv);
 
 }  // namespace parity::cli
 

@@ -37,21 +37,39 @@ Classes ClassesOf(std::span<const uint8_t> labels) {
   return c;
 }
 
-std::vector<uint32_t> SortedOrder(std::span<const double> scores) {
-  // LSD radix sort on 16-bit digits of the ordered keys, skipping digits all keys share:
-  // stable, O(n) per pass, and three passes for scores that came from float32.
+namespace {
+
+// Scores sorted ascending as ordered keys, each with its sample index (low 31 bits) and label
+// (top bit): what one sequential walk over the sorted data needs.
+struct SortedScores {
+  std::vector<uint64_t> keys;
+  std::vector<uint32_t> payload;
+};
+
+constexpr uint32_t kLabelBit = uint32_t{1} << 31;
+
+// LSD radix sort on 16-bit digits of the ordered keys, skipping digits all keys share:
+// stable, O(n) per pass, and three passes for scores that came from float32.
+SortedScores RadixSort(std::span<const double> scores, std::span<const uint8_t> labels) {
   const std::size_t n = scores.size();
-  std::vector<uint64_t> keys(n), keys_tmp(n);
-  std::vector<uint32_t> order(n), order_tmp(n);
+  SortedScores s;
+  s.keys.resize(n);
+  s.payload.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    keys[i] = OrderedKey(scores[i]);
-    order[i] = static_cast<uint32_t>(i);
+    s.keys[i] = OrderedKey(scores[i]);
+    s.payload[i] = static_cast<uint32_t>(i) | (!labels.empty() && labels[i] != 0 ? kLabelBit : 0);
   }
+  std::vector<uint64_t> keys_tmp;
+  std::vector<uint32_t> payload_tmp;
   std::vector<std::size_t> count(1 << 16);
   for (int shift = 0; shift < 64; shift += 16) {
     std::fill(count.begin(), count.end(), 0);
-    for (uint64_t k : keys) ++count[(k >> shift) & 0xffff];
-    if (n == 0 || count[(keys[0] >> shift) & 0xffff] == n) continue;  // one digit: no-op pass
+    for (uint64_t k : s.keys) ++count[(k >> shift) & 0xffff];
+    if (n == 0 || count[(s.keys[0] >> shift) & 0xffff] == n) continue;  // one digit: no-op
+    if (keys_tmp.empty()) {
+      keys_tmp.resize(n);
+      payload_tmp.resize(n);
+    }
     std::size_t sum = 0;
     for (std::size_t& c : count) {
       const std::size_t here = c;
@@ -59,14 +77,21 @@ std::vector<uint32_t> SortedOrder(std::span<const double> scores) {
       sum += here;
     }
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t slot = count[(keys[i] >> shift) & 0xffff]++;
-      keys_tmp[slot] = keys[i];
-      order_tmp[slot] = order[i];
+      const std::size_t slot = count[(s.keys[i] >> shift) & 0xffff]++;
+      keys_tmp[slot] = s.keys[i];
+      payload_tmp[slot] = s.payload[i];
     }
-    keys.swap(keys_tmp);
-    order.swap(order_tmp);
+    s.keys.swap(keys_tmp);
+    s.payload.swap(payload_tmp);
   }
-  return order;
+  return s;
+}
+
+}  // namespace
+
+std::vector<uint32_t> SortedOrder(std::span<const double> scores) {
+  SortedScores s = RadixSort(scores, {});
+  return std::move(s.payload);
 }
 
 Placements ComputePlacements(const Classes& classes, std::span<const double> scores) {
@@ -75,32 +100,35 @@ Placements ComputePlacements(const Classes& classes, std::span<const double> sco
   const double n = static_cast<double>(classes.negatives);
   p.v10.resize(static_cast<std::size_t>(classes.positives));
   p.v01.resize(static_cast<std::size_t>(classes.negatives));
-  const std::vector<uint32_t> order = SortedOrder(scores);
+  const SortedScores sorted = RadixSort(scores, classes.labels);
+  const std::vector<uint64_t>& keys = sorted.keys;
+  const std::vector<uint32_t>& payload = sorted.payload;
   // Walk groups of equal scores in ascending order: a positive beats every negative below
   // its group and half of those in it; a negative is beaten by every positive above its
   // group and half of those in it.
   double positives_below = 0.0, negatives_below = 0.0, sum_v10 = 0.0;
-  for (std::size_t start = 0; start < order.size();) {
+  for (std::size_t start = 0; start < keys.size();) {
     std::size_t end = start;
-    double group_pos = 0.0, group_neg = 0.0;
-    const double value = scores[order[start]];
-    while (end < order.size() && scores[order[end]] == value) {
-      (classes.labels[order[end]] != 0 ? group_pos : group_neg) += 1.0;
+    int64_t group_pos = 0;
+    while (end < keys.size() && keys[end] == keys[start]) {
+      group_pos += (payload[end] & kLabelBit) != 0;
       ++end;
     }
-    const double v10 = (negatives_below + 0.5 * group_neg) / n;
-    const double v01 = (m - positives_below - 0.5 * group_pos) / m;
+    const double pos = static_cast<double>(group_pos);
+    const double neg = static_cast<double>(end - start) - pos;
+    const double v10 = (negatives_below + 0.5 * neg) / n;
+    const double v01 = (m - positives_below - 0.5 * pos) / m;
     for (std::size_t i = start; i < end; ++i) {
-      const uint32_t s = order[i];
-      if (classes.labels[s] != 0) {
-        p.v10[classes.class_index[s]] = v10;
-        sum_v10 += v10;
+      const uint32_t sample = payload[i] & ~kLabelBit;
+      if ((payload[i] & kLabelBit) != 0) {
+        p.v10[classes.class_index[sample]] = v10;
       } else {
-        p.v01[classes.class_index[s]] = v01;
+        p.v01[classes.class_index[sample]] = v01;
       }
     }
-    positives_below += group_pos;
-    negatives_below += group_neg;
+    sum_v10 += pos * v10;
+    positives_below += pos;
+    negatives_below += neg;
     start = end;
   }
   p.auc = sum_v10 / m;

@@ -57,7 +57,8 @@ DeLongTest DeLongPaired(const Placements& a, const Placements& b);
 double WeightedAuc(std::span<const uint8_t> labels, std::span<const double> scores,
                    std::span<const uint32_t> order, std::span<const uint32_t> weight);
 
-/// The indices of `scores` in ascending order of score (stable).
+/// The indices of `scores` in ascending order of score (stable; -0 and +0 tie). At most 2^31
+/// scores.
 std::vector<uint32_t> SortedOrder(std::span<const double> scores);
 
 }  // namespace parity

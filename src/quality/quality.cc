@@ -9,7 +9,7 @@
 #include <limits>
 #include <random>
 
-#include "quality/values.h"
+#include "io/values.h"
 
 namespace parity {
 namespace {
@@ -235,6 +235,9 @@ Result<QualityReport> RunQuality(const QualityOptions& options) {
   PARITY_ASSIGN_OR_RETURN(std::vector<double> label_values,
                           ReadValues(options.labels, options.column));
   if (label_values.empty()) return Status::Invalid(options.labels, "holds no labels");
+  if (label_values.size() >= (std::size_t{1} << 31)) {
+    return Status::Invalid(options.labels, "holds 2^31 labels or more; parity takes fewer");
+  }
   std::vector<uint8_t> labels(label_values.size());
   for (std::size_t i = 0; i < label_values.size(); ++i) {
     const double y = label_values[i];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading a vector of numbers (labels, scores, a curve's column) from a tensor file or text.
-#ifndef PARITY_QUALITY_VALUES_H_
-#define PARITY_QUALITY_VALUES_H_
+#ifndef PARITY_IO_VALUES_H_
+#define PARITY_IO_VALUES_H_
 
 #include <optional>
 #include <string>
@@ -25,4 +25,4 @@ Result<std::vector<std::vector<double>>> ReadColumns(const std::string& path,
 
 }  // namespace parity
 
-#endif  // PARITY_QUALITY_VALUES_H_
+#endif  // PARITY_IO_VALUES_H_

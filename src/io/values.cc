@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "quality/values.h"
+#include "io/values.h"
 
 #include <fmt/format.h>
 
