@@ -10,6 +10,7 @@
 #include "core/exit_code.h"
 #include "core/memory.h"
 #include "core/spellcheck.h"
+#include "quality/curve.h"
 #include "quality/quality.h"
 
 namespace parity::cli {
@@ -77,13 +78,56 @@ int RunMetric(const std::string& metric, int argc, char** argv) {
   return kExitCheckFailed;
 }
 
+int RunCurveCommand(int argc, char** argv) {
+  CommonOptions common;
+  CurveOptions options;
+  bool absolute = false, relative = false, allow_inconclusive = false;
+  auto app = MakeApp(
+      "quality curve",
+      "Two platforms' training curves: CSV files with a header (step and value columns), one "
+      "file per run (seed) per side. Step by step, B's mean against A's seed envelope (min to "
+      "max over A's runs) and the first step from which B stays outside it; the final values "
+      "compared by Welch's t-test and TOST within the margin (two or more runs per side). "
+      "Verdict pass, fail or inconclusive (exit 1 unless --allow-inconclusive).",
+      &common);
+  app->add_option("--a", options.a, "A's curves, one CSV per run")
+      ->required()
+      ->expected(1, -1)
+      ->option_text("FILE...");
+  app->add_option("--b", options.b, "B's curves, one CSV per run")
+      ->required()
+      ->expected(1, -1)
+      ->option_text("FILE...");
+  app->add_option("--step-column", options.step_column, "default: step")->option_text("NAME");
+  app->add_option("--value-column", options.value_column, "default: value")->option_text("NAME");
+  app->add_option("--patience", options.patience,
+                  "steps outside the envelope in a row that make a departure (default 3)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("N");
+  app->add_option("--margin", options.margin, "final-value margin (default 0.0015)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("M");
+  auto* rel = app->add_flag("--relative", relative, "margin as a share of A's final value");
+  app->add_flag("--absolute", absolute, "margin in the curve's units")->excludes(rel);
+  app->add_flag("--allow-inconclusive", allow_inconclusive, "exit 0 on inconclusive");
+  if (auto code = Parse(*app, common, argc, argv)) return *code;
+  options.relative = !absolute;
+  auto report = RunCurve(options);
+  if (!report.ok()) return Fail(report.status());
+  if (common.human()) std::fputs(CurveReportText(*report).c_str(), stdout);
+  if (Status s = WriteJsonOutput(common, CurveReportJson(*report)); !s.ok()) return Fail(s);
+  if (report->verdict == "pass") return kExitOk;
+  if (report->verdict == "inconclusive" && allow_inconclusive) return kExitOk;
+  return kExitCheckFailed;
+}
+
 void Usage(std::FILE* out) {
   std::string names;
   for (std::string_view m : QualityMetrics()) names += fmt::format(" {}", m);
   std::fprintf(out,
                "Usage: parity quality <metric> --labels L --a A [A2 ...] --b B [B2 ...] "
-               "[options]\n\nMetrics:%s\n\nRun 'parity quality <metric> --help' for the "
-               "options.\n",
+               "[options]\n       parity quality curve --a A.csv [A2.csv ...] --b B.csv [...]\n\n"
+               "Metrics:%s\n\nRun 'parity quality <metric> --help' for the options.\n",
                names.c_str());
 }
 
@@ -99,7 +143,9 @@ int RunQuality(int argc, char** argv) {
     Usage(stdout);
     return kExitOk;
   }
-  const std::vector<std::string_view> metrics = QualityMetrics();
+  if (name == "curve") return RunCurveCommand(argc - 1, argv + 1);
+  std::vector<std::string_view> metrics = QualityMetrics();
+  metrics.push_back("curve");
   if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) {
     std::string message = fmt::format("parity: error: quality: unknown metric '{}'", name);
     if (auto suggestion = Suggest(name, metrics)) {

@@ -153,6 +153,51 @@ class OtherMetrics(unittest.TestCase):
         self.assertEqual(doc["accuracy_b"], want["sklearn_accuracy_b"])
 
 
+class Curve(unittest.TestCase):
+    def test_departure_and_final_values(self):
+        want = EXPECTED["curve"]
+        a = [d("curve_a%d.csv" % k) for k in range(3)]
+        b = [d("curve_b%d.csv" % k) for k in range(3)]
+        r, doc = run_json("curve", "--a", *a, "--b", *b)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(doc["metric"], "curve")
+        self.assertEqual(doc["first_departure"], want["first_departure"])
+        self.assertEqual(doc["steps_outside"], want["steps_outside"])
+        self.assertAlmostEqual(doc["final"]["welch"]["t"], want["welch_t"], places=9)
+        self.assertLess(abs(doc["final"]["welch"]["p_value"] / want["welch_p"] - 1), 1e-6)
+        self.assertEqual(doc["verdict"], "fail")
+        self.assertEqual(doc["steps"], len(doc["points"]))
+
+    def test_same_side_stays_inside(self):
+        a = [d("curve_a%d.csv" % k) for k in range(3)]
+        _, doc = run_json("curve", "--a", *a, "--b", *a, "--value-column", "loss")
+        self.assertIsNone(doc["first_departure"])
+        self.assertEqual(doc["steps_outside"], 0)
+        # Three seeds with sd 0.002 can't show equivalence within 0.15% (0.0005)...
+        self.assertEqual(doc["verdict"], "inconclusive")
+        # ...but can within 5%.
+        _, doc = run_json("curve", "--a", *a, "--b", *a, "--margin", "0.05")
+        self.assertEqual(doc["verdict"], "pass")
+
+    def test_one_run_per_side_is_inconclusive(self):
+        r, doc = run_json("curve", "--a", d("curve_a0.csv"), "--b", d("curve_b0.csv"))
+        self.assertEqual((r.returncode, doc["verdict"]), (1, "inconclusive"))
+        self.assertIn("no seed envelope", doc["reason"])
+
+    def test_bad_curve(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.csv")
+            with open(bad, "w") as f:
+                f.write("step,value\n1,0.5\n1,0.4\n")
+            r = quality("curve", "--a", bad, "--b", d("curve_b0.csv"))
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("appears twice", r.stderr)
+            r = quality("curve", "--a", d("curve_a0.csv"), "--b", d("curve_b0.csv"),
+                        "--step-column", "epoch")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("no column 'epoch'", r.stderr)
+
+
 class BadInput(unittest.TestCase):
     def assert_error(self, r, *words):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)

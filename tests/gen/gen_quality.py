@@ -135,6 +135,33 @@ def main():
         "tost_p_default_margin": float(tost(delta, np.sqrt(va + vb),
                                             0.0015 * np.mean(runs["a"]), df)),
     }
+    # Training curves: three seeds per side; B drifts up from step 60 on.
+    steps = np.arange(0, 200, 2)
+    curves = {"a": [], "b": []}
+    for side in ("a", "b"):
+        for k in range(3):
+            v = 1.0 / (1.0 + steps / 100.0) + 0.002 * rng.standard_normal(len(steps))
+            if side == "b":
+                v = v + np.where(steps >= 60, 0.02, 0.0)
+            curves[side].append(v)
+            with open(os.path.join(OUT, "curve_%s%d.csv" % (side, k)), "w") as f:
+                f.write("step,loss,value\n")
+                for st_, x in zip(steps, v):
+                    f.write("%d,%.17g,%.17g\n" % (st_, x, x))
+    lo = np.min(curves["a"], axis=0)
+    hi = np.max(curves["a"], axis=0)
+    bm = np.mean(curves["b"], axis=0)
+    outside = (bm < lo) | (bm > hi)
+    departure = None
+    for i in range(len(steps) - 2):
+        if outside[i] and outside[i + 1] and outside[i + 2]:
+            departure = int(steps[i])
+            break
+    fa = [c[-1] for c in curves["a"]]
+    fb = [c[-1] for c in curves["b"]]
+    w = st.ttest_ind(fb, fa, equal_var=False)
+    expected["curve"] = {"first_departure": departure, "steps_outside": int(outside.sum()),
+                         "welch_t": float(w.statistic), "welch_p": float(w.pvalue)}
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
 
