@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 5> kCommands = {{
+constexpr std::array<Command, 6> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -26,6 +26,8 @@ constexpr std::array<Command, 5> kCommands = {{
      RunExplain},
     {"quality", "model quality of B against A: AUC (DeLong), logloss, accuracy; seeds, TOST",
      RunQuality},
+    {"rng", "compare random tensors of two platforms: same stream, same distribution or not",
+     RunRng},
 }};
 
 void PrintUsage(std::FILE* out) {
