@@ -80,5 +80,76 @@ class Check(unittest.TestCase):
         self.assertIn("did you mean 'check'", r.stderr)
 
 
+class Philox(unittest.TestCase):
+    """cuRAND's device stream for seed 42 (values of cuRAND's host generator, whose first
+    block per subsequence is the device stream's: docs/RNG.md)."""
+
+    def lines(self, *args):
+        r = rng("philox", *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.split()
+
+    def test_streams(self):
+        self.assertEqual([int(x) for x in self.lines("--seed", "42", "--count", "4")],
+                         [0x9ceaf053, 0x77f5493b, 0x12bf50ad, 0x5742b3d7])
+        self.assertEqual(self.lines("--seed", "42", "--count", "4", "--dist", "uniform"),
+                         ["0.612959862", "0.468586504", "0.0732317343", "0.340861559"])
+        self.assertEqual(self.lines("--seed", "42", "--count", "4", "--dist", "normal"),
+                         ["0.194018871", "-0.97018981", "1.92392659", "-1.23562121"])
+        self.assertEqual(self.lines("--seed", "42", "--count", "2", "--dist", "normal_double"),
+                         ["1.0360235505368471", "-0.6653743849976409"])
+        # Subsequence 1 is the host generator's second block; offset 5 skips five words.
+        self.assertEqual(int(self.lines("--seed", "42", "--subsequence", "1", "--count", "1")[0]),
+                         0x02933769)
+        self.assertEqual(int(self.lines("--seed", "42", "--offset", "5", "--count", "1")[0]),
+                         0x53ba6cfd)
+
+    def test_npy_output(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "p.npy")
+            self.assertEqual(rng("philox", "--seed", "7", "--count", "1000", "--dist", "uniform",
+                                 "--out", out).returncode, 0)
+            a = np.load(out)
+            self.assertEqual((a.dtype, a.shape), (np.float32, (1000,)))
+            text = self.lines("--seed", "7", "--count", "1000", "--dist", "uniform")
+            self.assertEqual([np.float32(x) for x in text], list(a))
+            self.assertTrue(((a > 0) & (a <= 1)).all())
+
+    def test_bad_arguments(self):
+        self.assertEqual(rng("philox", "--count", "3").returncode, 2)
+        self.assertEqual(rng("philox", "--seed", "1", "--count", "3", "--dist", "gamma")
+                         .returncode, 2)
+        self.assertEqual(rng("philox", "--seed", "1", "--count", "-1").returncode, 2)
+
+
+class Layout(unittest.TestCase):
+    def test_one_block(self):
+        # One SM of 256 threads: a single block; element 256 is lane 1 of thread 0's first
+        # curand_uniform4, i.e. the stream's second value.
+        r = rng("layout", "--numel", "1000", "--sm-count", "1", "--threads-per-sm", "256",
+                "--seed", "42", "--show", "301", "--json", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["format"], "parity-rng-layout")
+        policy = doc["policies"][0]
+        self.assertEqual((policy["grid"], policy["threads"], policy["counter_offset"]),
+                         (1, 256, 4))
+        e = doc["elements"]
+        self.assertEqual(e[0]["sources"][0]["value"], float(np.float32(0.612959862)))
+        self.assertEqual(e[256]["sources"][0]["value"], float(np.float32(0.468586504)))
+        self.assertEqual((e[300]["sources"][0]["thread"], e[300]["sources"][0]["lane"]), (44, 1))
+
+    def test_two_devices(self):
+        r = rng("layout", "--numel", "1000000", "--sm-count", "108", "104", "--seed", "1",
+                "--show", "0", "--json", "-")
+        doc = json.loads(r.stdout)
+        grids = [p["grid"] for p in doc["policies"]]
+        self.assertEqual(grids, [108 * 8, 104 * 8])
+        self.assertEqual([p["counter_offset"] for p in doc["policies"]], [8, 8])
+        cmp = doc["comparison"]
+        self.assertLess(cmp["same_source"], 0.5)
+        self.assertEqual(cmp["same_value"], cmp["same_source"])
+
+
 if __name__ == "__main__":
     unittest.main()
