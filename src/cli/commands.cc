@@ -26,7 +26,7 @@ constexpr std::array<Command, 6> kCommands = {{
      RunExplain},
     {"quality", "model quality of B against A: AUC (DeLong), logloss, accuracy; seeds, TOST",
      RunQuality},
-    {"rng", "compare random tensors of two platforms: same stream, same distribution or not",
+    {"rng", "cuRAND's Philox streams, PyTorch's RNG layout per element, random tensors compared",
      RunRng},
 }};
 

@@ -54,7 +54,8 @@ Result<CurveReport> RunCurve(const CurveOptions& options) {
   r.runs_b = static_cast<int64_t>(b.size());
   r.patience = std::max<int64_t>(options.patience, 1);
   // Steps every run has.
-  for (const auto& [step, value] : a[0]) {
+  for (const auto& entry : a[0]) {
+    const double step = entry.first;
     auto in = [&](const Curve& c) { return c.count(step) > 0; };
     if (!std::all_of(a.begin(), a.end(), in) || !std::all_of(b.begin(), b.end(), in)) continue;
     CurvePoint p;
