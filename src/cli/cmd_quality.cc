@@ -9,7 +9,6 @@
 #include "cli/common.h"
 #include "core/exit_code.h"
 #include "core/memory.h"
-#include "core/spellcheck.h"
 #include "quality/curve.h"
 #include "quality/quality.h"
 
@@ -121,41 +120,22 @@ int RunCurveCommand(int argc, char** argv) {
   return kExitCheckFailed;
 }
 
-void Usage(std::FILE* out) {
-  std::string names;
-  for (std::string_view m : QualityMetrics()) names += fmt::format(" {}", m);
-  std::fprintf(out,
-               "Usage: parity quality <metric> --labels L --a A [A2 ...] --b B [B2 ...] "
-               "[options]\n       parity quality curve --a A.csv [A2.csv ...] --b B.csv [...]\n\n"
-               "Metrics:%s\n\nRun 'parity quality <metric> --help' for the options.\n",
-               names.c_str());
-}
-
 }  // namespace
 
 int RunQuality(int argc, char** argv) {
-  if (argc < 2) {
-    Usage(stderr);
-    return kExitUsage;
+  std::vector<Subcommand> subcommands;
+  for (std::string_view metric : QualityMetrics()) {
+    subcommands.push_back({std::string(metric),
+                           fmt::format("{} of B against A on the same evaluation set", metric),
+                           [](int n, char** args) { return RunMetric(args[0], n, args); }});
   }
-  const std::string name = argv[1];
-  if (name == "--help" || name == "-h") {
-    Usage(stdout);
-    return kExitOk;
-  }
-  if (name == "curve") return RunCurveCommand(argc - 1, argv + 1);
-  std::vector<std::string_view> metrics = QualityMetrics();
-  metrics.push_back("curve");
-  if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) {
-    std::string message = fmt::format("parity: error: quality: unknown metric '{}'", name);
-    if (auto suggestion = Suggest(name, metrics)) {
-      message += fmt::format("; did you mean '{}'?", *suggestion);
-    }
-    std::fprintf(stderr, "%s\n", message.c_str());
-    Usage(stderr);
-    return kExitUsage;
-  }
-  return RunMetric(name, argc - 1, argv + 1);
+  subcommands.push_back(
+      {"curve", "training curves: B against A's seed envelope, final values", RunCurveCommand});
+  return DispatchSubcommand(
+      "quality",
+      "Usage: parity quality <metric> --labels L --a A [A2 ...] --b B [B2 ...] [options]\n"
+      "       parity quality curve --a A.csv [A2.csv ...] --b B.csv [...] [options]",
+      subcommands, argc, argv);
 }
 
 }  // namespace parity::cli

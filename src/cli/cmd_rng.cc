@@ -15,7 +15,6 @@
 #include "cli/command.h"
 #include "cli/common.h"
 #include "core/exit_code.h"
-#include "core/spellcheck.h"
 #include "io/npy.h"
 #include "rng/check.h"
 #include "rng/layout.h"
@@ -251,9 +250,9 @@ int RunLayout(int argc, char** argv) {
   if (shown > 0) {
     text += fmt::format("\n  {:>10}", "element");
     for (uint32_t sm : sm_counts) {
-      text += fmt::format(" {:>10} {:>5} {:>4}{}", fmt::format("{}SM:thr", sm), "call", "lane",
-                          seed ? fmt::format(" {:<{}}", "value", dtype == "float64" ? 23 : 14)
-                               : "");
+      text +=
+          fmt::format(" {:>10} {:>5} {:>4}{}", fmt::format("{}SM:thr", sm), "call", "lane",
+                      seed ? fmt::format(" {:<{}}", "value", dtype == "float64" ? 23 : 14) : "");
     }
     text += "\n" + rows;
   }
@@ -290,51 +289,18 @@ int RunLayout(int argc, char** argv) {
   return kExitOk;
 }
 
-struct Sub {
-  std::string_view name;
-  std::string_view summary;
-  int (*run)(int, char**);
-};
-
-constexpr std::array<Sub, 3> kSubs = {{
-    {"philox", "cuRAND's Philox4x32-10 device stream for a seed, subsequence and offset",
-     RunPhilox},
-    {"layout", "which thread, subsequence and offset PyTorch's uniform_ uses per element",
-     RunLayout},
-    {"check", "compare random tensors of two platforms: stream, distribution", RunCheck},
-}};
-
-void Usage(std::FILE* out) {
-  std::string text = "Usage: parity rng <command> [options]\n\nCommands:\n";
-  for (const Sub& s : kSubs) text += fmt::format("  {:<10}{}\n", s.name, s.summary);
-  text += "\nRun 'parity rng <command> --help' for its options.\n";
-  std::fputs(text.c_str(), out);
-}
-
 }  // namespace
 
 int RunRng(int argc, char** argv) {
-  if (argc < 2) {
-    Usage(stderr);
-    return kExitUsage;
-  }
-  const std::string_view name = argv[1];
-  if (name == "--help" || name == "-h") {
-    Usage(stdout);
-    return kExitOk;
-  }
-  for (const Sub& s : kSubs) {
-    if (s.name == name) return s.run(argc - 1, argv + 1);
-  }
-  std::vector<std::string_view> names;
-  for (const Sub& s : kSubs) names.push_back(s.name);
-  std::string message = fmt::format("parity: error: rng: unknown command '{}'", name);
-  if (auto suggestion = Suggest(name, names)) {
-    message += fmt::format("; did you mean '{}'?", *suggestion);
-  }
-  std::fprintf(stderr, "%s\n", message.c_str());
-  Usage(stderr);
-  return kExitUsage;
+  static const std::vector<Subcommand> kSubcommands = {
+      {"philox", "cuRAND's Philox4x32-10 device stream for a seed, subsequence and offset",
+       RunPhilox},
+      {"layout", "which thread, subsequence and offset PyTorch's uniform_ uses per element",
+       RunLayout},
+      {"check", "compare random tensors of two platforms: stream, distribution", RunCheck},
+  };
+  return DispatchSubcommand("rng", "Usage: parity rng <subcommand> [options]", kSubcommands, argc,
+                            argv);
 }
 
 }  // namespace parity::cli

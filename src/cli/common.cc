@@ -8,6 +8,7 @@
 #include "core/exit_code.h"
 #include "core/file_util.h"
 #include "core/parallel.h"
+#include "core/spellcheck.h"
 
 namespace parity::cli {
 
@@ -39,6 +40,37 @@ std::optional<int> Parse(CLI::App& app, const CommonOptions& options, int argc, 
   }
   SetThreadCount(options.threads);
   return std::nullopt;
+}
+
+int DispatchSubcommand(std::string_view group, std::string_view usage,
+                       const std::vector<Subcommand>& subcommands, int argc, char** argv) {
+  auto print_usage = [&](std::FILE* out) {
+    std::string text = std::string(usage) + "\n\nSubcommands:\n";
+    for (const Subcommand& s : subcommands) text += fmt::format("  {:<10}{}\n", s.name, s.summary);
+    text += fmt::format("\nRun 'parity {} <subcommand> --help' for its options.\n", group);
+    std::fputs(text.c_str(), out);
+  };
+  if (argc < 2) {
+    print_usage(stderr);
+    return kExitUsage;
+  }
+  const std::string_view name = argv[1];
+  if (name == "--help" || name == "-h") {
+    print_usage(stdout);
+    return kExitOk;
+  }
+  std::vector<std::string_view> names;
+  for (const Subcommand& s : subcommands) {
+    if (s.name == name) return s.run(argc - 1, argv + 1);
+    names.push_back(s.name);
+  }
+  std::string message = fmt::format("parity: error: {}: unknown subcommand '{}'", group, name);
+  if (auto suggestion = Suggest(name, names)) {
+    message += fmt::format("; did you mean '{}'?", *suggestion);
+  }
+  std::fprintf(stderr, "%s\n", message.c_str());
+  print_usage(stderr);
+  return kExitUsage;
 }
 
 int Fail(const Status& status) {

@@ -4,9 +4,11 @@
 #define PARITY_CLI_COMMON_H_
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json_util.h"
 #include "core/status.h"
@@ -31,6 +33,19 @@ std::unique_ptr<CLI::App> MakeApp(std::string_view name, std::string_view descri
 /// when parsing ends the command (--help: 0; a bad flag: 2, with the error printed), or
 /// nothing when the command should run.
 std::optional<int> Parse(CLI::App& app, const CommonOptions& options, int argc, char** argv);
+
+/// One subcommand of a command group (`parity quality auc`, `parity rng check`).
+struct Subcommand {
+  std::string name;
+  std::string summary;
+  std::function<int(int, char**)> run;  ///< called with argv[0] = the subcommand's name
+};
+
+/// Runs the subcommand argv[1] of `parity <group>`: --help (or -h) prints `usage` and the
+/// subcommands with their summaries (exit 0); none given prints them to stderr (exit 2); an
+/// unknown name gets "parity: error: <group>: unknown subcommand" with "did you mean" (exit 2).
+int DispatchSubcommand(std::string_view group, std::string_view usage,
+                       const std::vector<Subcommand>& subcommands, int argc, char** argv);
 
 /// Prints "parity: error: <message>" to stderr and returns the exit code for `status`.
 int Fail(const Status& status);
