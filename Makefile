@@ -28,7 +28,8 @@ demo:
 bench: build
 	/usr/bin/python3 bench/inspect_vs_numpy.py
 	/usr/bin/python3 bench/compare_vs_numpy.py
-	build/bench/parity_bench
+	build/bench/parity_stats_bench
+	/usr/bin/python3 bench/bench_vs_peers.py  # add --babelstream PATH for the stream peer
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -28,6 +28,17 @@ const std::string& TestDataDir() {
 
 std::string TestDataPath(const std::string& rel) { return TestDataDir() + "/" + rel; }
 
+std::string SourcePath(const std::string& rel) {
+  if (const char* dir = std::getenv("PARITY_SOURCE_DIR"); dir != nullptr && *dir != '\0') {
+    return std::string(dir) + "/" + rel;
+  }
+#ifdef PARITY_SOURCE_DIR_DEFAULT
+  return std::string(PARITY_SOURCE_DIR_DEFAULT) + "/" + rel;
+#else
+  return rel;
+#endif
+}
+
 const nlohmann::json& Expected() {
   static const nlohmann::json expected = [] {
     std::ifstream in(TestDataPath("expected.json"));

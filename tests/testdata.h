@@ -18,6 +18,10 @@ const std::string& TestDataDir();
 /// TestDataDir() + "/" + rel.
 std::string TestDataPath(const std::string& rel);
 
+/// A checked-in file of the source tree: $PARITY_SOURCE_DIR/rel, else under the source tree
+/// the build was configured from (PARITY_SOURCE_DIR_DEFAULT), else rel itself.
+std::string SourcePath(const std::string& rel);
+
 /// expected.json, parsed.
 const nlohmann::json& Expected();
 

@@ -29,6 +29,8 @@ int RunReplay(int argc, char** argv);
 int RunExplain(int argc, char** argv);
 int RunQuality(int argc, char** argv);
 int RunRng(int argc, char** argv);
+int RunBench(int argc, char** argv);
+int RunDevices(int argc, char** argv);
 
 }  // namespace parity::cli
 

@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 6> kCommands = {{
+constexpr std::array<Command, 8> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -28,6 +28,10 @@ constexpr std::array<Command, 6> kCommands = {{
      RunQuality},
     {"rng", "cuRAND's Philox streams, PyTorch's RNG layout per element, random tensors compared",
      RunRng},
+    {"bench", "validated benchmark suites (stream, gemm, transfer, rng, latency); bench compare",
+     RunBench},
+    {"devices", "backends built in and plugins found, their devices, why any is unavailable",
+     RunDevices},
 }};
 
 void PrintUsage(std::FILE* out) {

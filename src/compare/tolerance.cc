@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/error_bound.h"
+
 namespace parity {
 namespace {
 
@@ -128,7 +130,7 @@ Tolerance Auto(const ToleranceRequest& request, const TensorContext& c) {
     t.compute = "float32";  // narrow storage dtypes accumulate in float32
   }
   t.u_compute = ComputeRoundoff(t.compute);
-  const double growth = t.lambda * std::sqrt(static_cast<double>(*t.k)) * t.u_compute;
+  const double growth = DotProductGrowth(*t.k, t.u_compute, t.lambda);
   // The storage rounding of each side's output adds up to one ulp of the stored dtype.
   t.rtol = growth + 2.0 * t.u_storage;
   t.atol_per_scale = growth;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/error_bound.h"
 #include "core/json_util.h"
 #include "core/status.h"
 
@@ -54,7 +55,7 @@ struct ToleranceRequest {
   std::optional<double> rtol, atol;    ///< --rtol / --atol
   std::optional<int64_t> k;            ///< --k: reduction length for plain files
   std::optional<std::string> compute;  ///< --compute: float32, tf32, bfloat16, float16
-  double lambda = 6.0;                 ///< --lambda
+  double lambda = kDefaultLambda;      ///< --lambda
 };
 
 /// One rule of a --tol-file: tensors whose name matches `match` (a glob) get this policy or

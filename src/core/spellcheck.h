@@ -10,7 +10,8 @@
 
 namespace parity {
 
-/// Levenshtein distance between `a` and `b` (insertions, deletions, substitutions).
+/// Edit distance between `a` and `b` counting insertions, deletions, substitutions and swaps of
+/// two adjacent letters as one each (optimal string alignment).
 std::size_t EditDistance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word`, if it is close enough to be a plausible typo: within

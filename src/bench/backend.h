@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Backend interface: what a benchmark needs from a platform (devices, memory, copies, the
+// kernels of the suites, synchronisation, a timer). The CPU backend is built into parity; GPU
+// backends are shared libraries that include only this header and core, export the two C
+// functions at the end, and are loaded with dlopen by the registry (bench/registry.h).
+#ifndef PARITY_BENCH_BACKEND_H_
+#define PARITY_BENCH_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/json_util.h"
+#include "core/status.h"
+
+namespace parity::bench {
+
+/// Where an allocation lives. On the CPU backend all three are host memory.
+enum class MemoryKind { kDevice, kHostPageable, kHostPinned };
+
+/// The BabelStream kernels (BabelStream's definitions; `dot` is Backend::Dot).
+enum class StreamOp {
+  kCopy,     ///< c[i] = a[i]
+  kMul,      ///< b[i] = scalar·c[i]
+  kAdd,      ///< c[i] = a[i] + b[i]
+  kTriad,    ///< a[i] = b[i] + scalar·c[i]
+  kNstream,  ///< a[i] += b[i] + scalar·c[i]
+};
+
+/// One device of a backend, as `parity devices` and the results' "device" show it.
+struct DeviceInfo {
+  int index = 0;
+  std::string name;    ///< the name the runtime reports ("NVIDIA H200", the CPU model)
+  std::string vendor;  ///< "NVIDIA", "AMD", "Intel", ...
+  /// Everything else the runtime says: memory_bytes, compute_units, clocks, driver and runtime
+  /// versions, libraries (BLAS, RNG) with versions. Values it can't read are absent.
+  Json properties = Json::object();
+};
+
+/// A platform to benchmark. Calls after Open() go to the opened device and may be
+/// asynchronous (queued on one stream); Synchronize() waits for all of them. Every call that
+/// can fail returns a Status: kUnavailable when the backend or device can't do it here (the
+/// benchmark is then skipped with that reason), kInternal when a call failed.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  /// "cpu", "cuda", "hip".
+  virtual std::string_view name() const = 0;
+  /// The devices present; an empty list, or kUnavailable with the reason, when there are none.
+  virtual Result<std::vector<DeviceInfo>> Devices() = 0;
+  /// Selects device `index` (0-based) for every later call.
+  virtual Status Open(int index) = 0;
+
+  /// `bytes` of memory of `kind`, aligned to at least 64 bytes; never zero-length.
+  virtual Result<void*> Allocate(std::size_t bytes, MemoryKind kind) = 0;
+  virtual void Free(void* ptr, MemoryKind kind) = 0;
+  /// Copies `bytes` from `src` to `dst` (any kinds, as the pointers were allocated).
+  virtual Status Copy(void* dst, MemoryKind dst_kind, const void* src, MemoryKind src_kind,
+                      std::size_t bytes) = 0;
+  /// Sets n elements of `dtype` (float32 or float64) at device memory `dst` to `value`, in
+  /// the same parallel layout the stream kernels use (first touch on NUMA hosts).
+  virtual Status Fill(void* dst, DType dtype, std::size_t n, double value) = 0;
+
+  /// One stream kernel on n elements of `dtype` (float32 or float64) in device memory.
+  virtual Status Stream(StreamOp op, DType dtype, void* a, void* b, void* c, std::size_t n,
+                        double scalar) = 0;
+  /// sum a[i]·b[i], waited for and returned to the host (BabelStream's dot).
+  virtual Result<double> Dot(DType dtype, const void* a, const void* b, std::size_t n) = 0;
+  /// C = A·B, row-major, A m×k, B k×n, C m×n, all of `dtype` in device memory. float32 and
+  /// float64 accumulate in their own precision; bfloat16 in float32 (C rounded to bfloat16).
+  /// kUnavailable when the device or library has no such GEMM.
+  virtual Status Gemm(DType dtype, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
+                      void* c) = 0;
+  /// out[i] for i < n: cuRAND's curand_uniform of Philox4x32-10 with key `seed`, element i
+  /// being value i mod 4 of the block at counter (i / 4 + offset / 4, 0) — the stream of
+  /// curand_init(seed, 0, offset) read four at a time (offset a multiple of 4).
+  virtual Status PhiloxUniform(float* out, std::size_t n, uint64_t seed, uint64_t offset) = 0;
+  /// Launches a kernel that does nothing (on the CPU: a parallel region with an empty body).
+  virtual Status EmptyKernel() = 0;
+  /// Waits until every queued call has finished.
+  virtual Status Synchronize() = 0;
+  /// Seconds that `work` took on the device's own clock (events around it on GPUs, then a
+  /// wait), including everything it queued.
+  virtual Result<double> Time(const std::function<Status()>& work) = 0;
+};
+
+/// Bumped whenever Backend or DeviceInfo change; a plugin built for another version is refused.
+inline constexpr int kBackendAbiVersion = 1;
+
+}  // namespace parity::bench
+
+extern "C" {
+/// Exported by every backend plugin: the kBackendAbiVersion it was built with.
+int parity_backend_abi_version();
+/// Exported by every backend plugin: a new backend, or nullptr with the reason in `*error`
+/// (a runtime library missing, a driver too old). The caller owns the result.
+parity::bench::Backend* parity_backend_create(std::string* error);
+}
+
+#endif  // PARITY_BENCH_BACKEND_H_

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Benchmark suites: each runs its kernels on a Backend, validates their output, and returns
+// one BenchResult per benchmark. The table of suites is explicit (Suites()).
+#ifndef PARITY_BENCH_SUITE_H_
+#define PARITY_BENCH_SUITE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/backend.h"
+#include "bench/result.h"
+
+namespace parity::bench {
+
+/// What the command line says about a run; a suite fills in its own defaults.
+struct SuiteOptions {
+  std::optional<std::size_t> n;  ///< --n: stream array length, RNG fill length
+  std::optional<int> reps;       ///< --reps: timed repetitions (+ one warm-up)
+  bool full = false;             ///< --full: the larger sweep
+  uint64_t seed = 42;            ///< inputs and Philox key
+  /// Restricts dtypes when not empty (--dtype).
+  std::vector<std::string> dtypes;
+  /// Called with a line of progress for people (may be empty).
+  std::function<void(std::string_view)> progress;
+
+  bool WantsDType(std::string_view dtype) const;
+};
+
+/// A suite: name, what `parity bench list` says of it, and how to run it.
+struct Suite {
+  std::string_view name;
+  std::string_view description;
+  /// Runs every benchmark of the suite on the opened backend. A benchmark that can't run here
+  /// is a skipped result with the reason; a wrong output is an invalid one. The Status is for
+  /// failures of the backend itself (a call that errs), which end the run.
+  Result<std::vector<BenchResult>> (*run)(Backend& backend, const SuiteOptions& options);
+};
+
+/// Every suite, in the order `--suite` defaults to.
+std::span<const Suite> Suites();
+const Suite* FindSuite(std::string_view name);
+
+// The suites, one file each.
+Result<std::vector<BenchResult>> RunStreamSuite(Backend& backend, const SuiteOptions& options);
+Result<std::vector<BenchResult>> RunGemmSuite(Backend& backend, const SuiteOptions& options);
+Result<std::vector<BenchResult>> RunTransferSuite(Backend& backend, const SuiteOptions& options);
+Result<std::vector<BenchResult>> RunRngSuite(Backend& backend, const SuiteOptions& options);
+Result<std::vector<BenchResult>> RunLatencySuite(Backend& backend, const SuiteOptions& options);
+
+/// Device memory freed when it goes out of scope.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  static Result<DeviceBuffer> Allocate(Backend& backend, std::size_t bytes, MemoryKind kind);
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  void* get() const { return ptr_; }
+  MemoryKind kind() const { return kind_; }
+
+ private:
+  Backend* backend_ = nullptr;
+  void* ptr_ = nullptr;
+  MemoryKind kind_ = MemoryKind::kDevice;
+};
+
+/// A skipped result for `benchmark` with `reason`.
+BenchResult Skipped(std::string benchmark, std::string dtype, Json params, std::string unit,
+                    std::string reason);
+
+}  // namespace parity::bench
+
+#endif  // PARITY_BENCH_SUITE_H_

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gemm suite: square C = A·B per dtype and order, GFLOP/s = 2n³/t, validated against a
+// float64 product on sampled rows and columns with `parity compare`'s `auto` bound.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "bench/gemm_check.h"
+#include "bench/suite.h"
+#include "core/convert.h"
+#include "core/float_format.h"
+
+namespace parity::bench {
+namespace {
+
+// Orders and repetitions: fixed per order, so results from two machines share their params.
+struct GemmSize {
+  int64_t n;
+  int reps;
+  bool full_only;
+};
+constexpr GemmSize kSizes[] = {
+    {256, 20, false}, {512, 20, true}, {1024, 10, false}, {2048, 5, false}, {4096, 3, true},
+};
+constexpr double kWarmupSeconds = 0.25;
+constexpr DType kDTypes[] = {DType::kFloat64, DType::kFloat32, DType::kBFloat16};
+
+// Host copies of A and B (as the dtype's values, widened to double) and their device bits.
+struct Operands {
+  std::vector<double> a, b;  // n×n, row-major, exactly the values on the device
+  std::vector<std::byte> a_bits, b_bits;
+};
+
+Operands MakeOperands(DType dtype, int64_t n, uint64_t seed) {
+  Operands op;
+  const std::size_t count = static_cast<std::size_t>(n * n);
+  const std::size_t item = ItemSize(dtype);
+  for (auto [values, bits, salt] :
+       {std::tuple{&op.a, &op.a_bits, uint64_t{1}}, std::tuple{&op.b, &op.b_bits, uint64_t{2}}}) {
+    values->resize(count);
+    bits->resize(count * item);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double x = GemmInputValue(seed, salt, i);
+      std::byte* dst = bits->data() + i * item;
+      if (dtype == DType::kFloat64) {
+        std::memcpy(dst, &x, 8);
+        (*values)[i] = x;
+      } else if (dtype == DType::kFloat32) {
+        const float f = static_cast<float>(x);
+        std::memcpy(dst, &f, 4);
+        (*values)[i] = f;
+      } else {
+        const uint16_t h = DoubleToBFloat16(x);
+        std::memcpy(dst, &h, 2);
+        (*values)[i] = BFloat16ToFloat(h);
+      }
+    }
+  }
+  return op;
+}
+
+Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& options, DType dtype,
+                                        const GemmSize& size) {
+  const int64_t n = size.n;
+  const int reps = options.reps.value_or(size.reps);
+  const std::string dtype_name(Name(dtype));
+  const Json params = {{"size", n}, {"m", n}, {"n", n}, {"k", n}, {"reps", reps}};
+  const std::size_t bytes = static_cast<std::size_t>(n * n) * ItemSize(dtype);
+  auto skip = [&](std::string reason) {
+    return std::vector<BenchResult>{
+        Skipped("gemm", dtype_name, params, "GFLOP/s", std::move(reason))};
+  };
+  DeviceBuffer a, b, c;
+  for (DeviceBuffer* buffer : {&a, &b, &c}) {
+    Result<DeviceBuffer> allocated = DeviceBuffer::Allocate(backend, bytes, MemoryKind::kDevice);
+    if (!allocated.ok()) {
+      if (allocated.status().code() == StatusCode::kUnavailable) {
+        return skip(allocated.status().message());
+      }
+      return allocated.status();
+    }
+    *buffer = std::move(allocated).value();
+  }
+  const Operands op = MakeOperands(dtype, n, options.seed);
+  PARITY_RETURN_IF_ERROR(backend.Copy(a.get(), MemoryKind::kDevice, op.a_bits.data(),
+                                      MemoryKind::kHostPageable, bytes));
+  PARITY_RETURN_IF_ERROR(backend.Copy(b.get(), MemoryKind::kDevice, op.b_bits.data(),
+                                      MemoryKind::kHostPageable, bytes));
+  PARITY_RETURN_IF_ERROR(backend.Synchronize());
+
+  BenchResult r;
+  r.benchmark = "gemm";
+  r.dtype = dtype_name;
+  r.params = params;
+  r.unit = "GFLOP/s";
+  const double flops =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  double fastest = std::numeric_limits<double>::infinity();
+  // Warm-up calls (library initialisation, page faults, clocks ramping up, and the spinning
+  // threads another library left behind) for at least kWarmupSeconds, then the timed ones.
+  double warm = 0.0;
+  for (int rep = 0; rep < reps;) {
+    Result<double> t =
+        backend.Time([&] { return backend.Gemm(dtype, n, n, n, a.get(), b.get(), c.get()); });
+    if (!t.ok()) {
+      if (t.status().code() == StatusCode::kUnavailable) return skip(t.status().message());
+      return t.status();
+    }
+    if (warm < kWarmupSeconds) {
+      warm += *t;
+      continue;
+    }
+    ++rep;
+    r.samples.push_back(flops / *t / 1e9);
+    fastest = std::min(fastest, *t);
+  }
+  r.best = flops / fastest / 1e9;
+
+  // Copy back the sampled rows of C and check the sampled columns in them.
+  const GemmSample sample = SampleRowsAndColumns(n, options.seed);
+  std::vector<std::byte> row(static_cast<std::size_t>(n) * ItemSize(dtype));
+  std::vector<double> c_rows;
+  c_rows.reserve(sample.rows.size() * sample.columns.size());
+  for (int64_t i : sample.rows) {
+    PARITY_RETURN_IF_ERROR(backend.Copy(
+        row.data(), MemoryKind::kHostPageable,
+        static_cast<const std::byte*>(c.get()) + static_cast<std::size_t>(i) * row.size(),
+        MemoryKind::kDevice, row.size()));
+    PARITY_RETURN_IF_ERROR(backend.Synchronize());
+    for (int64_t j : sample.columns) {
+      c_rows.push_back(ElementToFloat64(dtype, row.data() + j * ItemSize(dtype)));
+    }
+  }
+  const GemmCheck check = CheckGemmSample(dtype, n, op.a, op.b, sample, c_rows);
+  r.validation = check.ToJson();
+  if (!check.ok()) {
+    r.outcome = Outcome::kInvalid;
+    r.reason = check.Summary();
+  }
+  return std::vector<BenchResult>{std::move(r)};
+}
+
+}  // namespace
+
+Result<std::vector<BenchResult>> RunGemmSuite(Backend& backend, const SuiteOptions& options) {
+  std::vector<BenchResult> all;
+  for (DType dtype : kDTypes) {
+    if (!options.WantsDType(Name(dtype))) continue;
+    for (const GemmSize& size : kSizes) {
+      if (size.full_only && !options.full) continue;
+      if (options.progress) options.progress(fmt::format("gemm {} n={}", Name(dtype), size.n));
+      PARITY_ASSIGN_OR_RETURN(auto results, RunOne(backend, options, dtype, size));
+      all.insert(all.end(), results.begin(), results.end());
+    }
+  }
+  return all;
+}
+
+}  // namespace parity::bench

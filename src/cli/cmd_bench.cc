@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// parity bench [options] | parity bench list | parity bench compare BASE CAND: validated
+// benchmark suites on a backend, and noise-aware ratios between two platforms' results.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_compare.h"
+#include "bench/runner.h"
+#include "bench/suite.h"
+#include "cli/command.h"
+#include "cli/common.h"
+#include "core/exit_code.h"
+
+namespace parity::cli {
+namespace {
+
+int RunSuites(int argc, char** argv) {
+  CommonOptions common;
+  bench::BenchOptions options;
+  std::string suites;
+  std::string dtypes;
+  int64_t n = 0;
+  int reps = 0;
+  auto app = MakeApp(
+      "bench",
+      "Run validated benchmark suites on one device of a backend and report each figure with "
+      "its spread: stream (BabelStream's kernels), gemm, transfer, rng, latency ('parity bench "
+      "list' describes each). A result whose output is wrong is INVALID and the run exits 1; "
+      "the JSON (format parity-bench v1) is written in every case. Other forms: 'parity bench "
+      "list', 'parity bench compare BASE.json CAND.json'.",
+      &common);
+  app->add_option("--backend", options.backend,
+                  "cpu (built in), cuda or hip (plugins; default "
+                  "cpu); 'parity devices' lists them")
+      ->option_text("NAME");
+  app->add_option("--device", options.device, "device index (default 0)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->option_text("I");
+  app->add_option("--suite", suites,
+                  "comma-separated suites (default: stream,gemm,transfer,rng,latency)")
+      ->option_text("S[,S...]");
+  app->add_option("--dtype", dtypes,
+                  "comma-separated dtypes to run (default: every one a suite "
+                  "has)")
+      ->option_text("D[,D...]");
+  app->add_option("--n", n, "elements per array for stream (default 2^25) and rng (2^26)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))
+      ->option_text("N");
+  app->add_option("--reps", reps,
+                  "timed repetitions per benchmark (default: stream 100, gemm 20..3 by size, "
+                  "transfer 20, rng 20, latency 20); one more runs first as warm-up")
+      ->check(CLI::Range(1, 1000000))
+      ->option_text("R");
+  app->add_option("--repeat", options.repeat,
+                  "run the whole selection K times; 'bench compare' then uses run-level "
+                  "figures (default 1)")
+      ->check(CLI::Range(1, 1000))
+      ->option_text("K");
+  app->add_flag("--full", options.suite.full,
+                "the larger sweep: more GEMM orders (to 4096), transfers to 1 GiB");
+  app->add_option("--seed", options.suite.seed, "seed of inputs and the Philox key (default 42)")
+      ->option_text("S");
+  if (auto code = Parse(*app, common, argc, argv)) return *code;
+  auto split = [](const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= list.size() && !list.empty()) {
+      const std::size_t comma = list.find(',', start);
+      std::string item = list.substr(start, comma - start);
+      if (!item.empty()) out.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return out;
+  };
+  options.suites = split(suites);
+  options.suite.dtypes = split(dtypes);
+  for (const std::string& d : options.suite.dtypes) {
+    if (d != "float64" && d != "float32" && d != "bfloat16") {
+      return Fail(Status::Invalid("", fmt::format("--dtype: '{}' is not float64, float32 or "
+                                                  "bfloat16",
+                                                  d)));
+    }
+  }
+  if (n > 0) options.suite.n = static_cast<std::size_t>(n);
+  if (reps > 0) options.suite.reps = reps;
+  if (!common.quiet) {
+    options.suite.progress = [](std::string_view line) {
+      std::fprintf(stderr, "parity bench: %.*s\n", static_cast<int>(line.size()), line.data());
+    };
+  }
+  Result<bench::BenchRun> run = bench::RunBench(options);
+  if (!run.ok()) return Fail(run.status());
+  if (run->results.empty()) {
+    return Fail(Status::Invalid(
+        "", fmt::format("the selection runs no benchmark: no suite of '{}' has dtype '{}'",
+                        suites.empty() ? "stream,gemm,transfer,rng,latency" : suites, dtypes)));
+  }
+  if (common.human()) std::fputs(bench::BenchText(*run).c_str(), stdout);
+  if (Status s = WriteJsonOutput(common, run->document); !s.ok()) return Fail(s);
+  if (run->invalid > 0) return kExitCheckFailed;
+  if (run->ok == 0 && run->skipped > 0) {
+    std::fprintf(stderr,
+                 "parity: error: nothing asked for can run here: every benchmark was skipped "
+                 "(reasons above)\n");
+    return kExitUnavailable;
+  }
+  return kExitOk;
+}
+
+int RunList(int argc, char** argv) {
+  CommonOptions common;
+  auto app =
+      MakeApp("bench list", "Describe each suite: kernels, sizes, units, validation.", &common);
+  if (auto code = Parse(*app, common, argc, argv)) return *code;
+  Json doc = Document("parity-bench-suites", 1);
+  Json list = Json::array();
+  std::string text;
+  for (const bench::Suite& suite : bench::Suites()) {
+    list.push_back({{"name", suite.name}, {"description", suite.description}});
+    text += fmt::format("{}\n  {}\n\n", suite.name, suite.description);
+  }
+  doc["suites"] = std::move(list);
+  if (common.human()) std::fputs(text.c_str(), stdout);
+  if (Status s = WriteJsonOutput(common, doc); !s.ok()) return Fail(s);
+  return kExitOk;
+}
+
+int RunCompareResults(int argc, char** argv) {
+  CommonOptions common;
+  bench::BenchCompareOptions options;
+  double min_ratio = 0.0;
+  auto app =
+      MakeApp("bench compare",
+              "Compare two parity-bench results: per benchmark the ratio of medians (candidate's "
+              "performance over base's, so above 1 is faster) with a confidence interval, verdict "
+              "faster, slower or same (the interval contains 1), and the geometric mean per suite. "
+              "With results of 'parity bench --repeat K' on both sides the interval uses run-level "
+              "figures (Welch's t on log medians); otherwise it is a bootstrap over one run's "
+              "samples, which reflects within-run noise only. Exit 1 with --min-ratio R when any "
+              "ratio's upper bound is below R or a result is invalid.",
+              &common);
+  app->add_option("base", options.base_path, "the trusted platform's parity-bench JSON")
+      ->required();
+  app->add_option("cand", options.cand_path, "the candidate's parity-bench JSON")->required();
+  auto* min_ratio_opt =
+      app->add_option("--min-ratio", min_ratio, "fail when a ratio's upper bound is below R")
+          ->check(CLI::PositiveNumber)
+          ->option_text("R");
+  app->add_flag("--allow-param-mismatch", options.allow_param_mismatch,
+                "compare benchmarks that ran with different parameters (n, reps)");
+  app->add_option("--confidence", options.confidence, "interval confidence (default 0.95)")
+      ->check(CLI::Range(0.5, 0.999))
+      ->option_text("C");
+  if (auto code = Parse(*app, common, argc, argv)) return *code;
+  if (min_ratio_opt->count() > 0) options.min_ratio = min_ratio;
+  auto base = bench::LoadBenchDocument(options.base_path);
+  if (!base.ok()) return Fail(base.status());
+  auto cand = bench::LoadBenchDocument(options.cand_path);
+  if (!cand.ok()) return Fail(cand.status());
+  auto report = bench::CompareBench(*base, *cand, options);
+  if (!report.ok()) return Fail(report.status());
+  if (common.human()) std::fputs(bench::BenchCompareText(*report).c_str(), stdout);
+  if (Status s = WriteJsonOutput(common, bench::BenchCompareJson(*report)); !s.ok()) {
+    return Fail(s);
+  }
+  return report->failures > 0 ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+int RunBench(int argc, char** argv) {
+  if (argc > 1) {
+    const std::string_view first = argv[1];
+    if (first == "list") return RunList(argc - 1, argv + 1);
+    if (first == "compare") return RunCompareResults(argc - 1, argv + 1);
+  }
+  return RunSuites(argc, argv);
+}
+
+}  // namespace parity::cli

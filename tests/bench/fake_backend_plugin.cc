@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// A backend plugin for tests, built as libparity_backend_fake.so (and, with
+// PARITY_FAKE_ABI_VERSION, as libparity_backend_fakeabi.so): it includes only the Backend
+// interface and core, as a GPU plugin does, and runs plain serial kernels on host memory. Its
+// behaviour comes from $PARITY_FAKE_MODE:
+//   ok (default)  correct kernels; two devices, "Fake Accelerator 0" and "NVIDIA H200"
+//   refuse        parity_backend_create fails with "fake runtime: no driver loaded"
+//   wrong-triad   triad writes b + scalar·c + 1e-3 into element n/2
+//   wrong-gemm    GEMM rounds float32 inputs to 10 fraction bits (as TF32 tensor cores do)
+// Its GEMM is a plain loop, up to n = 1024 (larger ones are unavailable).
+//   wrong-rng     the Philox fill starts one block late
+//   wrong-copy    copies leave the last byte out
+#include <Random123/philox.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/backend.h"
+
+#ifndef PARITY_FAKE_ABI_VERSION
+#define PARITY_FAKE_ABI_VERSION parity::bench::kBackendAbiVersion
+#endif
+
+namespace {
+
+using parity::DType;
+using parity::Json;
+using parity::Result;
+using parity::Status;
+using parity::bench::DeviceInfo;
+using parity::bench::MemoryKind;
+using parity::bench::StreamOp;
+
+std::string Mode() {
+  const char* mode = std::getenv("PARITY_FAKE_MODE");
+  return mode != nullptr ? mode : "ok";
+}
+
+float Tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits &= ~uint32_t{0x1FFF};  // keep 10 of 23 fraction bits (truncation)
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+template <typename T>
+void StreamKernel(StreamOp op, T* a, T* b, T* c, std::size_t n, T s, bool wrong_triad) {
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (op) {
+      case StreamOp::kCopy:
+        c[i] = a[i];
+        break;
+      case StreamOp::kMul:
+        b[i] = s * c[i];
+        break;
+      case StreamOp::kAdd:
+        c[i] = a[i] + b[i];
+        break;
+      case StreamOp::kTriad:
+        a[i] = b[i] + s * c[i];
+        break;
+      case StreamOp::kNstream:
+        a[i] += b[i] + s * c[i];
+        break;
+    }
+  }
+  if (wrong_triad && op == StreamOp::kTriad && n > 0) a[n / 2] += T(1e-3);
+}
+
+// i-k-j order, so the inner loop runs along rows of B and C.
+template <typename T>
+void Gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool tf32) {
+  auto in = [tf32](T x) -> T { return sizeof(T) == 4 && tf32 ? Tf32(float(x)) : x; };
+  std::vector<T> row(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    T* ci = c + i * n;
+    for (int64_t j = 0; j < n; ++j) ci[j] = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      const T x = in(a[i * k + p]);
+      const T* bp = b + p * n;
+      for (int64_t j = 0; j < n; ++j) row[j] = in(bp[j]);
+      for (int64_t j = 0; j < n; ++j) ci[j] += x * row[j];
+    }
+  }
+}
+
+class FakeBackend final : public parity::bench::Backend {
+ public:
+  explicit FakeBackend(std::string mode) : mode_(std::move(mode)) {}
+
+  std::string_view name() const override { return "fake"; }
+
+  Result<std::vector<DeviceInfo>> Devices() override {
+    DeviceInfo first{0, "Fake Accelerator 0", "Fake", Json{{"memory_bytes", 1 << 30}}};
+    DeviceInfo second{1, "NVIDIA H200", "NVIDIA", Json{{"driver", "fake 1.0"}}};
+    return std::vector<DeviceInfo>{first, second};
+  }
+
+  Status Open(int index) override {
+    if (index < 0 || index > 1) return Status::Unavailable("fake backend: no such device");
+    return Status::Ok();
+  }
+
+  Result<void*> Allocate(std::size_t bytes, MemoryKind) override {
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    if (p == nullptr) return Status::Unavailable("fake backend: out of memory");
+    return p;
+  }
+  void Free(void* ptr, MemoryKind) override { std::free(ptr); }
+
+  Status Copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes) override {
+    const bool drop_last = mode_ == "wrong-copy" && bytes > 4096;
+    std::memcpy(dst, src, drop_last ? bytes - 1 : bytes);
+    return Status::Ok();
+  }
+
+  Status Fill(void* dst, DType dtype, std::size_t n, double value) override {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (dtype == DType::kFloat64) {
+        static_cast<double*>(dst)[i] = value;
+      } else {
+        static_cast<float*>(dst)[i] = static_cast<float>(value);
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Stream(StreamOp op, DType dtype, void* a, void* b, void* c, std::size_t n,
+                double scalar) override {
+    const bool wrong = mode_ == "wrong-triad";
+    if (dtype == DType::kFloat64) {
+      StreamKernel(op, static_cast<double*>(a), static_cast<double*>(b), static_cast<double*>(c), n,
+                   scalar, wrong);
+    } else {
+      StreamKernel(op, static_cast<float*>(a), static_cast<float*>(b), static_cast<float*>(c), n,
+                   static_cast<float>(scalar), wrong);
+    }
+    return Status::Ok();
+  }
+
+  Result<double> Dot(DType dtype, const void* a, const void* b, std::size_t n) override {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      sum += dtype == DType::kFloat64
+                 ? static_cast<const double*>(a)[i] * static_cast<const double*>(b)[i]
+                 : static_cast<double>(static_cast<const float*>(a)[i]) *
+                       static_cast<const float*>(b)[i];
+    }
+    return sum;
+  }
+
+  Status Gemm(DType dtype, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
+              void* c) override {
+    if (m > 1024 || n > 1024 || k > 1024) {
+      return Status::Unavailable("fake backend: GEMM only up to n = 1024");
+    }
+    if (dtype == DType::kFloat64) {
+      ::Gemm(m, n, k, static_cast<const double*>(a), static_cast<const double*>(b),
+             static_cast<double*>(c), false);
+    } else if (dtype == DType::kFloat32) {
+      ::Gemm(m, n, k, static_cast<const float*>(a), static_cast<const float*>(b),
+             static_cast<float*>(c), mode_ == "wrong-gemm");
+    } else {
+      return Status::Unavailable("fake backend: no bfloat16 GEMM");
+    }
+    return Status::Ok();
+  }
+
+  Status PhiloxUniform(float* out, std::size_t n, uint64_t seed, uint64_t offset) override {
+    using Philox = r123::Philox4x32_R<10>;
+    const Philox::key_type key = {{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}};
+    const uint64_t skew = mode_ == "wrong-rng" ? 1 : 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint64_t block = offset / 4 + i / 4 + skew;
+      const Philox::ctr_type ctr = {
+          {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0}};
+      const uint32_t x = Philox()(ctr, key).v[i % 4];
+      out[i] = static_cast<float>(x) * 2.3283064365386963e-10f + 1.1641532182693481e-10f;
+    }
+    return Status::Ok();
+  }
+
+  Status EmptyKernel() override { return Status::Ok(); }
+  Status Synchronize() override { return Status::Ok(); }
+
+  Result<double> Time(const std::function<Status()>& work) override {
+    const auto start = std::chrono::steady_clock::now();
+    PARITY_RETURN_IF_ERROR(work());
+    // At least a microsecond, so rates stay finite whatever the clock's resolution.
+    return std::max(
+        1e-6, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+
+ private:
+  std::string mode_;
+};
+
+}  // namespace
+
+extern "C" int parity_backend_abi_version() { return PARITY_FAKE_ABI_VERSION; }
+
+extern "C" parity::bench::Backend* parity_backend_create(std::string* error) {
+  const std::string mode = Mode();
+  if (mode == "refuse") {
+    *error = "fake runtime: no driver loaded";
+    return nullptr;
+  }
+  return new FakeBackend(mode);
+}
