@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/stream_op.h"
 #include "core/dtype.h"
 #include "core/json_util.h"
 #include "core/status.h"
@@ -23,13 +24,10 @@ namespace parity::bench {
 /// Where an allocation lives. On the CPU backend all three are host memory.
 enum class MemoryKind { kDevice, kHostPageable, kHostPinned };
 
-/// The BabelStream kernels (BabelStream's definitions; `dot` is Backend::Dot).
-enum class StreamOp {
-  kCopy,     ///< c[i] = a[i]
-  kMul,      ///< b[i] = scalar·c[i]
-  kAdd,      ///< c[i] = a[i] + b[i]
-  kTriad,    ///< a[i] = b[i] + scalar·c[i]
-  kNstream,  ///< a[i] += b[i] + scalar·c[i]
+/// How a GEMM computes its products.
+enum class GemmMath {
+  kNative,  ///< in the precision of its dtype (float16 and bfloat16 accumulate in float32)
+  kTf32,    ///< float32 operands rounded to TF32 (10 fraction bits) on tensor cores, float32 sums
 };
 
 /// One device of a backend, as `parity devices` and the results' "device" show it.
@@ -73,10 +71,15 @@ class Backend {
   /// sum a[i]·b[i], waited for and returned to the host (BabelStream's dot).
   virtual Result<double> Dot(DType dtype, const void* a, const void* b, std::size_t n) = 0;
   /// C = A·B, row-major, A m×k, B k×n, C m×n, all of `dtype` in device memory. float32 and
-  /// float64 accumulate in their own precision; bfloat16 in float32 (C rounded to bfloat16).
+  /// float64 accumulate in their own precision; float16 and bfloat16 in float32 (C rounded to
+  /// the dtype); `math` kTf32 (float32 only) rounds the operands to TF32 first.
   /// kUnavailable when the device or library has no such GEMM.
-  virtual Status Gemm(DType dtype, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
-                      void* c) = 0;
+  virtual Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,
+                      const void* b, void* c) = 0;
+  /// What computes Gemm(dtype, math) here, for the result: library, version and call, e.g.
+  /// "cuBLAS 13.0.2 cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32" or "parity tiled HIP kernel
+  /// (rocBLAS not found: ...)"; empty when nothing does.
+  virtual std::string GemmImplementation(DType dtype, GemmMath math) = 0;
   /// out[i] for i < n: cuRAND's curand_uniform of Philox4x32-10 with key `seed`, element i
   /// being value i mod 4 of the block at counter (i / 4 + offset / 4, 0) — the stream of
   /// curand_init(seed, 0, offset) read four at a time (offset a multiple of 4).
@@ -91,7 +94,7 @@ class Backend {
 };
 
 /// Bumped whenever Backend or DeviceInfo change; a plugin built for another version is refused.
-inline constexpr int kBackendAbiVersion = 1;
+inline constexpr int kBackendAbiVersion = 2;
 
 }  // namespace parity::bench
 

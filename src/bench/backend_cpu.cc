@@ -216,8 +216,12 @@ class CpuBackend final : public Backend {
     return Unsupported("dot", dtype);
   }
 
-  Status Gemm(DType dtype, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
-              void* c) override {
+  Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,
+              const void* b, void* c) override {
+    if (math == GemmMath::kTf32) {
+      return Status::Unavailable(
+          "cpu backend: no TF32 GEMM (TF32 is a tensor-core format of NVIDIA GPUs)");
+    }
     if (dtype == DType::kFloat64) {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
                   static_cast<const double*>(a), k, static_cast<const double*>(b), n, 0.0,
@@ -232,6 +236,21 @@ class CpuBackend final : public Backend {
     }
     if (dtype == DType::kBFloat16) return GemmBf16(m, n, k, a, b, c);
     return Unsupported("GEMM", dtype);
+  }
+
+  std::string GemmImplementation(DType dtype, GemmMath math) override {
+    if (math == GemmMath::kTf32) return "";
+    if (dtype == DType::kFloat64 || dtype == DType::kFloat32) {
+      const char* config = openblas_get_config();
+      return fmt::format("{} cblas_{}gemm", config != nullptr ? config : "OpenBLAS",
+                         dtype == DType::kFloat64 ? 'd' : 's');
+    }
+    if (dtype == DType::kBFloat16) {
+      const dnnl_version_t* v = dnnl_version();
+      return fmt::format("oneDNN {}.{}.{} matmul (bf16 x bf16 -> bf16, f32 accumulation, ISA {})",
+                         v->major, v->minor, v->patch, IsaName(dnnl::get_effective_cpu_isa()));
+    }
+    return "";
   }
 
   Status PhiloxUniform(float* out, std::size_t n, uint64_t seed, uint64_t offset) override {

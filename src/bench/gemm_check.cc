@@ -45,11 +45,15 @@ GemmSample SampleRowsAndColumns(int64_t n, uint64_t seed) {
   return s;
 }
 
-GemmCheck CheckGemmSample(DType dtype, int64_t n, std::span<const double> a,
+std::string GemmLabel(DType dtype, GemmMath math) {
+  return math == GemmMath::kTf32 ? "tf32" : std::string(Name(dtype));
+}
+
+GemmCheck CheckGemmSample(DType dtype, GemmMath math, int64_t n, std::span<const double> a,
                           std::span<const double> b, const GemmSample& sample,
                           std::span<const double> c) {
   GemmCheck check;
-  check.dtype = std::string(Name(dtype));
+  check.dtype = GemmLabel(dtype, math);
   check.k = n;
   check.lambda = kDefaultLambda;
   if (dtype == DType::kFloat64) {
@@ -57,6 +61,13 @@ GemmCheck CheckGemmSample(DType dtype, int64_t n, std::span<const double> a,
   } else if (dtype == DType::kBFloat16) {
     check.u_compute = std::ldexp(1.0, -24);
     check.u_storage = std::ldexp(1.0, -8);
+  } else if (dtype == DType::kFloat16) {
+    check.u_compute = std::ldexp(1.0, -24);
+    check.u_storage = std::ldexp(1.0, -11);
+  } else if (math == GemmMath::kTf32) {
+    // Operands rounded to 10 fraction bits: a relative error of 2^-11 in each.
+    check.u_compute = std::ldexp(1.0, -11);
+    check.u_storage = std::ldexp(1.0, -24);
   } else {
     check.u_compute = check.u_storage = std::ldexp(1.0, -24);
   }

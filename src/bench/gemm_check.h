@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/backend.h"
 #include "core/dtype.h"
 #include "core/json_util.h"
 
@@ -44,12 +45,16 @@ struct GemmCheck {
   Json ToJson() const;
 };
 
+/// The name a GEMM result carries as its dtype: the dtype, or "tf32" for float32 with kTf32.
+std::string GemmLabel(DType dtype, GemmMath math);
+
 /// Checks C's sampled entries `c` (row-major over sample.rows × sample.columns) of C = A·B for
 /// n×n operands a, b (the exact input values, row-major) computed in `dtype`: each against
 /// the float64 dot product of its row and column, within λ·√n·u_compute·‖a_i∘b_j‖₂ +
 /// (λ·√n·u_compute + 2·u_storage)·|ref| (λ = 6). float32 computes and stores with 2^-24,
-/// float64 2^-53, bfloat16 computes with float32 and stores with 2^-8.
-GemmCheck CheckGemmSample(DType dtype, int64_t n, std::span<const double> a,
+/// float64 2^-53, bfloat16 and float16 compute with float32 and store with 2^-8 and 2^-11,
+/// tf32 computes with 2^-11 (its operand rounding) and stores with 2^-24.
+GemmCheck CheckGemmSample(DType dtype, GemmMath math, int64_t n, std::span<const double> a,
                           std::span<const double> b, const GemmSample& sample,
                           std::span<const double> c);
 

@@ -91,6 +91,7 @@ Result<BenchResult> ParseResult(const Json& j, std::string_view where) {
     if (!it->get<bool>() && r.outcome == Outcome::kOk) r.outcome = Outcome::kInvalid;
   }
   PARITY_RETURN_IF_ERROR(string_field("reason", false, &r.reason));
+  PARITY_RETURN_IF_ERROR(string_field("implementation", false, &r.implementation));
   PARITY_RETURN_IF_ERROR(ReadPositiveList(j, "samples", named, &r.samples));
   PARITY_RETURN_IF_ERROR(ReadPositiveList(j, "runs", named, &r.run_medians));
   if (r.outcome == Outcome::kOk && r.samples.empty()) {
@@ -149,6 +150,7 @@ Json ToJson(const BenchResult& r) {
   j["status"] = OutcomeName(r.outcome);
   if (!r.reason.empty()) j["reason"] = r.reason;
   j["validation"] = r.validation;
+  if (!r.implementation.empty()) j["implementation"] = r.implementation;
   if (r.peak && r.best) {
     j["peak"] = *r.peak;
     j["efficiency"] = *r.best / *r.peak;

@@ -42,6 +42,8 @@ struct BenchResult {
   Outcome outcome = Outcome::kOk;
   std::string reason;                ///< why invalid or skipped
   Json validation = Json::object();  ///< how the output was checked, and what was found
+  /// What computed it, where the backend says (GEMM: library, version, call); may be empty.
+  std::string implementation;
   std::optional<double> peak;        ///< datasheet peak in `unit`, when the device is known
   std::string peak_source;           ///< the peak's source (a URL)
 
@@ -52,7 +54,8 @@ struct BenchResult {
 };
 
 /// The result as DESIGN.md writes it: benchmark, dtype, params, unit, median, min, max, cv,
-/// samples, valid, peak, efficiency, plus best, status, reason, validation, runs.
+/// samples, valid, peak, efficiency, plus best, status, reason, validation, runs and
+/// implementation (when known).
 Json ToJson(const BenchResult& result);
 
 /// A parsed `parity-bench` v1 document.

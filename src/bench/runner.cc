@@ -37,6 +37,8 @@ const PeakValue* PeakFor(const DevicePeaks& device, const BenchResult& r) {
       return tensor != nullptr ? tensor : find("fp64_gflops");
     }
     if (r.dtype == "float32") return find("fp32_gflops");
+    if (r.dtype == "tf32") return find("tf32_tensor_gflops");
+    if (r.dtype == "float16") return find("fp16_tensor_gflops");
     if (r.dtype == "bfloat16") return find("bf16_tensor_gflops");
   }
   return nullptr;

@@ -18,8 +18,12 @@ constexpr std::array<Suite, 5> kSuites = {{
      "check_solution (every element within 100 eps, the dot within 1e7 eps, relative)",
      RunStreamSuite},
     {"gemm",
-     "square C = A*B, row-major, float64 and float32 (BLAS) and bfloat16 (oneDNN where the "
-     "CPU has it) at n = 256, 1024, 2048 (--full adds 512 and 4096); GFLOP/s = 2n^3/t, "
+     "square C = A*B, row-major, in float64, float32, tf32 (float32 operands rounded to TF32 "
+     "on tensor cores), float16 and bfloat16 (float32 sums); cpu: OpenBLAS for float64 and "
+     "float32, oneDNN for bfloat16 where the CPU has it; cuda: cuBLAS (tensor-op math for tf32, "
+     "float16, bfloat16); hip: rocBLAS when found, else parity's tiled kernel; each result "
+     "names its implementation. n = 256, 1024, 2048 (--full adds 512 and 4096); "
+     "GFLOP/s = 2n^3/t, "
      "timed after 0.25 s of warm-up calls; validated "
      "against a float64 product on 16 sampled rows x 16 columns with parity compare's auto "
      "bound (6 sqrt(n) u)",

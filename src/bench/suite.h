@@ -17,6 +17,15 @@
 
 namespace parity::bench {
 
+/// One GEMM's operands and product as the device holds them (row-major, n×n, bits of `dtype`).
+struct GemmOutput {
+  std::string label;  ///< the result's dtype: "float32", "tf32", ...
+  DType dtype = DType::kFloat32;
+  int64_t n = 0;
+  std::string implementation;
+  std::vector<std::byte> a, b, c;
+};
+
 /// What the command line says about a run; a suite fills in its own defaults.
 struct SuiteOptions {
   std::optional<std::size_t> n;  ///< --n: stream array length, RNG fill length
@@ -25,6 +34,8 @@ struct SuiteOptions {
   uint64_t seed = 42;            ///< inputs and Philox key
   /// Restricts dtypes when not empty (--dtype).
   std::vector<std::string> dtypes;
+  /// When set, the gemm suite hands it every product of order <= 1024 it validated (--gemm-dump).
+  std::function<Status(const GemmOutput&)> gemm_output;
   /// Called with a line of progress for people (may be empty).
   std::function<void(std::string_view)> progress;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The gemm suite: square C = A·B per dtype and order, GFLOP/s = 2n³/t, validated against a
-// float64 product on sampled rows and columns with `parity compare`'s `auto` bound.
+// The gemm suite: square C = A·B per dtype (float64, float32, tf32, float16, bfloat16) and
+// order, GFLOP/s = 2n³/t, validated against a float64 product on sampled rows and columns with
+// `parity compare`'s `auto` bound.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,7 +28,18 @@ constexpr GemmSize kSizes[] = {
     {256, 20, false}, {512, 20, true}, {1024, 10, false}, {2048, 5, false}, {4096, 3, true},
 };
 constexpr double kWarmupSeconds = 0.25;
-constexpr DType kDTypes[] = {DType::kFloat64, DType::kFloat32, DType::kBFloat16};
+// Outputs are handed to SuiteOptions::gemm_output up to this order (4 MiB of float32 each).
+constexpr int64_t kMaxKeptOrder = 1024;
+
+struct GemmVariant {
+  DType dtype;  // storage of A, B and C
+  GemmMath math;
+};
+constexpr GemmVariant kVariants[] = {
+    {DType::kFloat64, GemmMath::kNative},  {DType::kFloat32, GemmMath::kNative},
+    {DType::kFloat32, GemmMath::kTf32},    {DType::kFloat16, GemmMath::kNative},
+    {DType::kBFloat16, GemmMath::kNative},
+};
 
 // Host copies of A and B (as the dtype's values, widened to double) and their device bits.
 struct Operands {
@@ -53,6 +65,10 @@ Operands MakeOperands(DType dtype, int64_t n, uint64_t seed) {
         const float f = static_cast<float>(x);
         std::memcpy(dst, &f, 4);
         (*values)[i] = f;
+      } else if (dtype == DType::kFloat16) {
+        const uint16_t h = DoubleToHalf(x);
+        std::memcpy(dst, &h, 2);
+        (*values)[i] = HalfToFloat(h);
       } else {
         const uint16_t h = DoubleToBFloat16(x);
         std::memcpy(dst, &h, 2);
@@ -63,11 +79,12 @@ Operands MakeOperands(DType dtype, int64_t n, uint64_t seed) {
   return op;
 }
 
-Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& options, DType dtype,
-                                        const GemmSize& size) {
+Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& options,
+                                        const GemmVariant& variant, const GemmSize& size) {
+  const DType dtype = variant.dtype;
   const int64_t n = size.n;
   const int reps = options.reps.value_or(size.reps);
-  const std::string dtype_name(Name(dtype));
+  const std::string dtype_name = GemmLabel(dtype, variant.math);
   const Json params = {{"size", n}, {"m", n}, {"n", n}, {"k", n}, {"reps", reps}};
   const std::size_t bytes = static_cast<std::size_t>(n * n) * ItemSize(dtype);
   auto skip = [&](std::string reason) {
@@ -97,6 +114,7 @@ Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& op
   r.dtype = dtype_name;
   r.params = params;
   r.unit = "GFLOP/s";
+  r.implementation = backend.GemmImplementation(dtype, variant.math);
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   double fastest = std::numeric_limits<double>::infinity();
@@ -105,7 +123,7 @@ Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& op
   double warm = 0.0;
   for (int rep = 0; rep < reps;) {
     Result<double> t =
-        backend.Time([&] { return backend.Gemm(dtype, n, n, n, a.get(), b.get(), c.get()); });
+        backend.Time([&] { return backend.Gemm(dtype, variant.math, n, n, n, a.get(), b.get(), c.get()); });
     if (!t.ok()) {
       if (t.status().code() == StatusCode::kUnavailable) return skip(t.status().message());
       return t.status();
@@ -135,11 +153,25 @@ Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& op
       c_rows.push_back(ElementToFloat64(dtype, row.data() + j * ItemSize(dtype)));
     }
   }
-  const GemmCheck check = CheckGemmSample(dtype, n, op.a, op.b, sample, c_rows);
+  const GemmCheck check = CheckGemmSample(dtype, variant.math, n, op.a, op.b, sample, c_rows);
   r.validation = check.ToJson();
   if (!check.ok()) {
     r.outcome = Outcome::kInvalid;
     r.reason = check.Summary();
+  }
+  if (options.gemm_output && n <= kMaxKeptOrder) {
+    GemmOutput out;
+    out.label = dtype_name;
+    out.dtype = dtype;
+    out.n = n;
+    out.implementation = r.implementation;
+    out.a = op.a_bits;
+    out.b = op.b_bits;
+    out.c.resize(bytes);
+    PARITY_RETURN_IF_ERROR(
+        backend.Copy(out.c.data(), MemoryKind::kHostPageable, c.get(), MemoryKind::kDevice, bytes));
+    PARITY_RETURN_IF_ERROR(backend.Synchronize());
+    PARITY_RETURN_IF_ERROR(options.gemm_output(out));
   }
   return std::vector<BenchResult>{std::move(r)};
 }
@@ -148,12 +180,13 @@ Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& op
 
 Result<std::vector<BenchResult>> RunGemmSuite(Backend& backend, const SuiteOptions& options) {
   std::vector<BenchResult> all;
-  for (DType dtype : kDTypes) {
-    if (!options.WantsDType(Name(dtype))) continue;
+  for (const GemmVariant& variant : kVariants) {
+    const std::string label = GemmLabel(variant.dtype, variant.math);
+    if (!options.WantsDType(label)) continue;
     for (const GemmSize& size : kSizes) {
       if (size.full_only && !options.full) continue;
-      if (options.progress) options.progress(fmt::format("gemm {} n={}", Name(dtype), size.n));
-      PARITY_ASSIGN_OR_RETURN(auto results, RunOne(backend, options, dtype, size));
+      if (options.progress) options.progress(fmt::format("gemm {} n={}", label, size.n));
+      PARITY_ASSIGN_OR_RETURN(auto results, RunOne(backend, options, variant, size));
       all.insert(all.end(), results.begin(), results.end());
     }
   }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "bench/suite.h"
 #include "cli/command.h"
 #include "cli/common.h"
+#include "cli/gemm_dump.h"
 #include "core/exit_code.h"
 
 namespace parity::cli {
@@ -24,6 +26,7 @@ int RunSuites(int argc, char** argv) {
   std::string dtypes;
   int64_t n = 0;
   int reps = 0;
+  std::string gemm_dump;
   auto app = MakeApp(
       "bench",
       "Run validated benchmark suites on one device of a backend and report each figure with "
@@ -63,6 +66,11 @@ int RunSuites(int argc, char** argv) {
                 "the larger sweep: more GEMM orders (to 4096), transfers to 1 GiB");
   app->add_option("--seed", options.suite.seed, "seed of inputs and the Philox key (default 42)")
       ->option_text("S");
+  app->add_option("--gemm-dump", gemm_dump,
+                  "write the gemm suite's operands and products of order <= 1024 to DIR (new "
+                  "or empty) as a parity-dump directory, one matmul record per product, for "
+                  "'parity compare' or 'parity explain' against another backend's")
+      ->option_text("DIR");
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   auto split = [](const std::string& list) {
     std::vector<std::string> out;
@@ -79,10 +87,9 @@ int RunSuites(int argc, char** argv) {
   options.suites = split(suites);
   options.suite.dtypes = split(dtypes);
   for (const std::string& d : options.suite.dtypes) {
-    if (d != "float64" && d != "float32" && d != "bfloat16") {
-      return Fail(Status::Invalid("", fmt::format("--dtype: '{}' is not float64, float32 or "
-                                                  "bfloat16",
-                                                  d)));
+    if (d != "float64" && d != "float32" && d != "tf32" && d != "float16" && d != "bfloat16") {
+      return Fail(Status::Invalid(
+          "", fmt::format("--dtype: '{}' is not float64, float32, tf32, float16 or bfloat16", d)));
     }
   }
   if (n > 0) options.suite.n = static_cast<std::size_t>(n);
@@ -91,6 +98,14 @@ int RunSuites(int argc, char** argv) {
     options.suite.progress = [](std::string_view line) {
       std::fprintf(stderr, "parity bench: %.*s\n", static_cast<int>(line.size()), line.data());
     };
+  }
+  std::optional<GemmDumpWriter> dump;
+  if (!gemm_dump.empty()) {
+    Result<GemmDumpWriter> writer =
+        GemmDumpWriter::Create(gemm_dump, {{"backend", options.backend}, {"device", options.device}});
+    if (!writer.ok()) return Fail(writer.status());
+    dump = std::move(writer).value();
+    options.suite.gemm_output = [&dump](const bench::GemmOutput& out) { return dump->Add(out); };
   }
   Result<bench::BenchRun> run = bench::RunBench(options);
   if (!run.ok()) return Fail(run.status());

@@ -26,8 +26,8 @@ BenchResult Result(std::string benchmark, double center, uint64_t seed, bool rat
 
 BenchDocument Doc(std::vector<BenchResult> results) {
   BenchDocument d;
-  d.backend = "cpu";
-  d.device = "X";
+  d.backend = std::string("cpu");  // not = "cpu": GCC 12 -Wrestrict false positive (PR 105329)
+  d.device = std::string("X");
   d.results = std::move(results);
   return d;
 }

@@ -33,6 +33,7 @@ using parity::Json;
 using parity::Result;
 using parity::Status;
 using parity::bench::DeviceInfo;
+using parity::bench::GemmMath;
 using parity::bench::MemoryKind;
 using parity::bench::StreamOp;
 
@@ -155,8 +156,9 @@ class FakeBackend final : public parity::bench::Backend {
     return sum;
   }
 
-  Status Gemm(DType dtype, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
-              void* c) override {
+  Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,
+              const void* b, void* c) override {
+    if (math == GemmMath::kTf32) return Status::Unavailable("fake backend: no TF32 GEMM");
     if (m > 1024 || n > 1024 || k > 1024) {
       return Status::Unavailable("fake backend: GEMM only up to n = 1024");
     }
@@ -170,6 +172,9 @@ class FakeBackend final : public parity::bench::Backend {
       return Status::Unavailable("fake backend: no bfloat16 GEMM");
     }
     return Status::Ok();
+  }
+  std::string GemmImplementation(DType dtype, GemmMath) override {
+    return dtype == DType::kFloat64 || dtype == DType::kFloat32 ? "fake plain loop" : "";
   }
 
   Status PhiloxUniform(float* out, std::size_t n, uint64_t seed, uint64_t offset) override {

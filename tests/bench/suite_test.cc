@@ -57,9 +57,10 @@ class PlantedBackend final : public Backend {
     // any positive factor through.
     return wrong_dot ? -sum : sum;
   }
-  Status Gemm(DType dtype, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
-              void* c) override {
-    if (!tf32_gemm || dtype != DType::kFloat32) return cpu_->Gemm(dtype, m, n, k, a, b, c);
+  Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,
+              const void* b, void* c) override {
+    const bool planted = tf32_gemm && dtype == DType::kFloat32 && math == GemmMath::kNative;
+    if (!planted) return cpu_->Gemm(dtype, math, m, n, k, a, b, c);
     // TF32 tensor cores: 10 fraction bits of each input.
     std::vector<float> ta(static_cast<const float*>(a), static_cast<const float*>(a) + m * k);
     std::vector<float> tb(static_cast<const float*>(b), static_cast<const float*>(b) + k * n);
@@ -71,7 +72,10 @@ class PlantedBackend final : public Backend {
         std::memcpy(&x, &bits, 4);
       }
     }
-    return cpu_->Gemm(dtype, m, n, k, ta.data(), tb.data(), c);
+    return cpu_->Gemm(dtype, math, m, n, k, ta.data(), tb.data(), c);
+  }
+  std::string GemmImplementation(DType dtype, GemmMath math) override {
+    return cpu_->GemmImplementation(dtype, math);
   }
   Status PhiloxUniform(float* out, std::size_t n, uint64_t seed, uint64_t offset) override {
     return cpu_->PhiloxUniform(out, n, seed, wrong_rng ? offset + 4 : offset);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "bench/gpu/rocblas_loader.h"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cstdlib>
+#include <string_view>
+
+#include "bench/gpu/gemm_args.h"
+
+namespace parity::bench::gpu {
+namespace rocblas {
+
+std::string StatusName(Status status) {
+  static constexpr std::array<std::string_view, 14> kNames = {
+      "rocblas_status_success",          "rocblas_status_invalid_handle",
+      "rocblas_status_not_implemented",  "rocblas_status_invalid_pointer",
+      "rocblas_status_invalid_size",     "rocblas_status_memory_error",
+      "rocblas_status_internal_error",   "rocblas_status_perf_degraded",
+      "rocblas_status_size_query_mismatch", "rocblas_status_size_increased",
+      "rocblas_status_size_unchanged",   "rocblas_status_invalid_value",
+      "rocblas_status_continue",         "rocblas_status_check_numerics_fail"};
+  if (status >= 0 && status < static_cast<int>(kNames.size())) {
+    return std::string(kNames[static_cast<std::size_t>(status)]);
+  }
+  return "rocblas_status " + std::to_string(status);
+}
+
+}  // namespace rocblas
+
+namespace {
+
+template <typename Fn>
+bool Resolve(void* library, const char* name, Fn* out, std::string* missing) {
+  *out = reinterpret_cast<Fn>(dlsym(library, name));
+  if (*out == nullptr && missing->empty()) *missing = name;
+  return *out != nullptr;
+}
+
+parity::Status Check(rocblas::Status status, std::string_view call) {
+  if (status == rocblas::kSuccess) return parity::Status::Ok();
+  return parity::Status::Internal(std::string(call) + " failed: " + rocblas::StatusName(status));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<RocblasLibrary>> RocblasLibrary::Load() {
+  std::vector<std::string> candidates;
+  if (const char* path = std::getenv("PARITY_ROCBLAS_LIBRARY"); path != nullptr && *path != '\0') {
+    candidates.emplace_back(path);
+  } else {
+    for (const char* name :
+         {"librocblas.so.5", "librocblas.so.4", "librocblas.so.0", "librocblas.so"}) {
+      candidates.emplace_back(name);
+      candidates.push_back(std::string("/opt/rocm/lib/") + name);
+    }
+  }
+  std::string tried;
+  for (const std::string& candidate : candidates) {
+    Result<std::shared_ptr<RocblasLibrary>> library = LoadFrom(candidate);
+    if (library.ok()) return library;
+    // A library that loads but lacks a call parity makes is the answer, not the next candidate.
+    if (library.status().message().find("lacks") != std::string::npos) return library.status();
+    tried += (tried.empty() ? "" : "; ") + library.status().message();
+  }
+  return parity::Status::Unavailable("rocBLAS not found (" + tried + ")");
+}
+
+Result<std::shared_ptr<RocblasLibrary>> RocblasLibrary::LoadFrom(const std::string& path) {
+  // Kept loaded for the life of the process, as the plugins are: handles outlive any scope.
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* error = dlerror();
+    return parity::Status::Unavailable(error != nullptr ? error : path + ": cannot load");
+  }
+  auto lib = std::make_shared<RocblasLibrary>();
+  lib->library_ = library;
+  lib->path_ = path;
+  std::string missing;
+  Resolve(library, "rocblas_create_handle", &lib->create_, &missing);
+  Resolve(library, "rocblas_destroy_handle", &lib->destroy_, &missing);
+  Resolve(library, "rocblas_set_stream", &lib->set_stream_, &missing);
+  Resolve(library, "rocblas_sgemm", &lib->sgemm_, &missing);
+  Resolve(library, "rocblas_dgemm", &lib->dgemm_, &missing);
+  Resolve(library, "rocblas_gemm_ex", &lib->gemm_ex_, &missing);
+  if (!missing.empty()) {
+    return parity::Status::Unavailable(path + " lacks " + missing + ", which parity calls");
+  }
+  VersionSizeFn version_size = nullptr;
+  VersionFn version = nullptr;
+  std::string ignored;
+  std::size_t size = 0;
+  if (Resolve(library, "rocblas_get_version_string_size", &version_size, &ignored) &&
+      Resolve(library, "rocblas_get_version_string", &version, &ignored) &&
+      version_size(&size) == rocblas::kSuccess && size > 0 && size < 4096) {
+    std::string text(size, '\0');
+    if (version(text.data(), size) == rocblas::kSuccess) {
+      text.resize(text.find('\0') == std::string::npos ? text.size() : text.find('\0'));
+      lib->version_ = text;
+    }
+  }
+  return lib;
+}
+
+Result<std::shared_ptr<void>> RocblasLibrary::CreateHandle(void* stream) const {
+  rocblas::Handle handle = nullptr;
+  PARITY_RETURN_IF_ERROR(Check(create_(&handle), "rocblas_create_handle"));
+  std::shared_ptr<void> owned(handle, [destroy = destroy_](void* h) { destroy(h); });
+  PARITY_RETURN_IF_ERROR(Check(set_stream_(handle, stream), "rocblas_set_stream"));
+  return owned;
+}
+
+parity::Status RocblasLibrary::Gemm(void* handle, DType dtype, int64_t m, int64_t n, int64_t k,
+                                    const void* a, const void* b, void* c) const {
+  const ColumnMajorGemm g = FromRowMajor(m, n, k, a, b, c);
+  if (!g.FitsInt32()) {
+    return parity::Status::Unavailable("rocBLAS takes 32-bit dimensions; this GEMM has more");
+  }
+  const auto gm = static_cast<int32_t>(g.m), gn = static_cast<int32_t>(g.n),
+             gk = static_cast<int32_t>(g.k), lda = static_cast<int32_t>(g.lda),
+             ldb = static_cast<int32_t>(g.ldb), ldc = static_cast<int32_t>(g.ldc);
+  const int none = rocblas::kOperationNone;
+  switch (dtype) {
+    case DType::kFloat64: {
+      const double one = 1.0, zero = 0.0;
+      return Check(dgemm_(handle, none, none, gm, gn, gk, &one, static_cast<const double*>(g.a),
+                          lda, static_cast<const double*>(g.b), ldb, &zero,
+                          static_cast<double*>(g.c), ldc),
+                   "rocblas_dgemm");
+    }
+    case DType::kFloat32: {
+      const float one = 1.0f, zero = 0.0f;
+      return Check(sgemm_(handle, none, none, gm, gn, gk, &one, static_cast<const float*>(g.a),
+                          lda, static_cast<const float*>(g.b), ldb, &zero,
+                          static_cast<float*>(g.c), ldc),
+                   "rocblas_sgemm");
+    }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const int type = dtype == DType::kFloat16 ? rocblas::kDatatypeF16 : rocblas::kDatatypeBF16;
+      const float one = 1.0f, zero = 0.0f;  // alpha and beta in the compute type
+      return Check(gemm_ex_(handle, none, none, gm, gn, gk, &one, g.a, type, lda, g.b, type, ldb,
+                            &zero, g.c, type, ldc, g.c, type, ldc, rocblas::kDatatypeF32,
+                            rocblas::kGemmAlgoStandard, 0, 0),
+                   "rocblas_gemm_ex");
+    }
+    default:
+      return parity::Status::Unavailable(std::string("rocBLAS: no GEMM for ") +
+                                         std::string(Name(dtype)));
+  }
+}
+
+std::string RocblasLibrary::Describe(DType dtype) const {
+  std::string call;
+  if (dtype == DType::kFloat64) call = "rocblas_dgemm";
+  if (dtype == DType::kFloat32) call = "rocblas_sgemm";
+  if (dtype == DType::kFloat16) call = "rocblas_gemm_ex f16_r, compute f32_r";
+  if (dtype == DType::kBFloat16) call = "rocblas_gemm_ex bf16_r, compute f32_r";
+  if (call.empty()) return "";
+  return "rocBLAS " + (version_.empty() ? std::string("(version unknown)") : version_) + " " +
+         call + " (" + path_ + ")";
+}
+
+}  // namespace parity::bench::gpu
