@@ -297,8 +297,8 @@ class Errors(Checks):
                                        "rng, latency"]),
             (["--suite", "strem"], ["did you mean 'stream'"]),
             (["--suite", "latency,strem"], ["unknown suite 'strem'"]),
-            (quick + ["--dtype", "float16"], ["--dtype", "float16"]),
-            (quick + ["--dtype", "float32,float16"], ["float16"]),
+            (quick + ["--dtype", "int8"], ["--dtype", "int8"]),
+            (quick + ["--dtype", "float32,int8"], ["int8"]),
             (quick + ["--frobnicate"], ["--frobnicate"]),
             (["--suite", "latency", "--reps", "0"], ["--reps"]),
             (quick + ["--repeat", "0"], ["--repeat"]),
@@ -320,6 +320,81 @@ class Errors(Checks):
         # A swap of two adjacent letters is one edit.
         r = parity("bench", "--backend", "cdua", "--suite", "latency", "--reps", "1")
         self.assertIn("did you mean 'cuda'", r.stderr)
+
+    def test_gpu_backends_without_a_gpu(self):
+        """Built plugins load and say, exit 3, what their runtime answered; missing ones say so."""
+        errors = {"cuda": ("cudaErrorInsufficientDriver (35)", "cudaErrorNoDevice (100)"),
+                  "hip": ("hipErrorNoDevice (100)",)}
+        for name, expected in errors.items():
+            with self.subTest(backend=name):
+                r = parity("bench", "--backend", name, "--suite", "stream", "--n", "1000",
+                           "--reps", "2")
+                if not plugin_beside_binary(name):
+                    self.assertError(r, 3, f"libparity_backend_{name}.so", "not found")
+                    continue
+                if r.returncode == 0:  # a machine with that GPU
+                    continue
+                self.assertEqual(r.returncode, 3, r.stderr)
+                self.assertTrue(r.stderr.startswith(f"parity: error: {name} backend: "), r.stderr)
+                self.assertTrue(any(e in r.stderr for e in expected), r.stderr)
+        r = parity("devices", "--json", "-")
+        doc = json.loads(r.stdout)
+        backends = {b["name"]: b for b in doc["backends"]}
+        for name, expected in errors.items():
+            if plugin_beside_binary(name) and not backends[name]["available"]:
+                self.assertTrue(any(e in backends[name]["reason"] for e in expected),
+                                backends[name]["reason"])
+                self.assertTrue(backends[name]["origin"].endswith(f"libparity_backend_{name}.so"))
+
+    def test_tf32_and_float16_are_skipped_on_cpu_with_reasons(self):
+        path = os.path.join(tempfile.mkdtemp(prefix="parity_tf32_"), "r.json")
+        r = parity("bench", "--suite", "gemm", "--dtype", "tf32,float16", "--reps", "1",
+                   "--json", path)
+        self.assertEqual(r.returncode, 3, r.stderr)  # nothing asked for can run here
+        doc = load(path)
+        self.assertEqual([(x["dtype"], x["params"]["size"]) for x in doc["results"]],
+                         [(d, n) for d in ("tf32", "float16") for n in (256, 1024, 2048)])
+        for x in doc["results"]:
+            self.assertEqual(x["status"], "skipped")
+            self.assertIsNone(x["valid"])
+            self.assertIn("cpu backend: no", x["reason"])
+        self.assertError(parity("bench", "--dtype", "tf16"), 2, "--dtype", "'tf16'")
+
+    def test_gemm_dump_matches_numpy_and_compares(self):
+        tmp = tempfile.mkdtemp(prefix="parity_gemm_dump_")
+        dump = os.path.join(tmp, "cpu")
+        r = parity("bench", "--suite", "gemm", "--dtype", "float64,float32", "--reps", "1",
+                   "--gemm-dump", dump, "--json", os.path.join(tmp, "r.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        manifest = load(os.path.join(dump, "manifest.json"))
+        self.assertEqual((manifest["format"], manifest["version"]), ("parity-dump", 1))
+        self.assertEqual(manifest["platform"]["backend"], "cpu")
+        with open(os.path.join(dump, "records.jsonl")) as f:
+            records = [json.loads(line) for line in f]
+        # Orders up to 1024 only: 256 and 1024 of each dtype.
+        self.assertEqual([x["name"] for x in records],
+                         [f"gemm.{d}.n{n}" for d in ("float64", "float32") for n in (256, 1024)])
+        for x in records:
+            with self.subTest(record=x["name"]):
+                self.assertEqual((x["op"], x["pass"], x["call"]), ("matmul", "forward", 0))
+                a, b = (np.load(os.path.join(dump, t["file"])) for t in x["inputs"])
+                c = np.load(os.path.join(dump, x["outputs"][0]["file"]))
+                n = int(x["name"].rsplit("n", 1)[1])
+                self.assertEqual(c.shape, (n, n))
+                self.assertEqual(str(c.dtype), x["outputs"][0]["dtype"])
+                self.assertIn("cblas_", x["attrs"]["implementation"])
+                # numpy's own product in float64, as an independent oracle.
+                want = a.astype(np.float64) @ b.astype(np.float64)
+                scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+                u = 2.0 ** -53 if c.dtype == np.float64 else 2.0 ** -24
+                self.assertLessEqual(float(np.max(np.abs(c - want) / scale)), 4 * n * u)
+        # A dump compares against itself, record by record, through the auto tolerance.
+        r = parity("compare", dump, dump, "--json", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Writing into a directory that has files is refused before anything runs.
+        self.assertError(parity("bench", "--suite", "gemm", "--gemm-dump", dump), 2, dump,
+                         "not an empty directory")
+        shutil.rmtree(tmp, ignore_errors=True)
 
     @unittest.skipIf(plugin_beside_binary("cuda"), "a CUDA plugin is built here")
     def test_cuda_without_plugin(self):
