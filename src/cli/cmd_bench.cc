@@ -46,8 +46,8 @@ int RunSuites(int argc, char** argv) {
                   "comma-separated suites (default: stream,gemm,transfer,rng,latency)")
       ->option_text("S[,S...]");
   app->add_option("--dtype", dtypes,
-                  "comma-separated dtypes to run (default: every one a suite "
-                  "has)")
+                  "comma-separated dtypes to run: float64, float32 (stream, gemm, rng), tf32, "
+                  "float16, bfloat16 (gemm) (default: every one a suite has)")
       ->option_text("D[,D...]");
   app->add_option("--n", n, "elements per array for stream (default 2^25) and rng (2^26)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))

@@ -169,7 +169,7 @@ class FakeBackend final : public parity::bench::Backend {
       ::Gemm(m, n, k, static_cast<const float*>(a), static_cast<const float*>(b),
              static_cast<float*>(c), mode_ == "wrong-gemm");
     } else {
-      return Status::Unavailable("fake backend: no bfloat16 GEMM");
+      return Status::Unavailable("fake backend: no 16-bit GEMM");
     }
     return Status::Ok();
   }

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// parity_gpu_peer: what cuBLAS and the CUDA driver reach on their own, for scripts/gpu-check.sh
+// to set parity's figures against in the same run. The copy ceiling is the best of R
+// device-to-device cudaMemcpyAsync copies (2 x bytes moved, as BabelStream counts copy); GEMM is
+// cublasGemmEx alone, per dtype and compute type as parity's cuda backend calls it, timed with
+// events after 0.25 s of warm-up, best of R (parity's "best"). One JSON document on stdout;
+// exit 2 for bad usage, 3 when a CUDA or cuBLAS call fails (no driver, no device).
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void Die(const char* call, cudaError_t e) {
+  std::fprintf(stderr, "parity_gpu_peer: error: %s: %s: %s\n", call, cudaGetErrorName(e),
+               cudaGetErrorString(e));
+  std::exit(3);
+}
+
+#define CHECK(call)                          \
+  do {                                       \
+    const cudaError_t e_ = (call);           \
+    if (e_ != cudaSuccess) Die(#call, e_);   \
+  } while (0)
+#define CHECK_BLAS(call)                                                                 \
+  do {                                                                                   \
+    const cublasStatus_t s_ = (call);                                                    \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                   \
+      std::fprintf(stderr, "parity_gpu_peer: error: %s: cublasStatus_t %d\n", #call, s_); \
+      std::exit(3);                                                                      \
+    }                                                                                    \
+  } while (0)
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "parity_gpu_peer: error: %s\nusage: parity_gpu_peer [--device I] [--sizes "
+               "256,1024,2048] [--reps R] [--copy-bytes B]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+long long ParseNumber(const char* flag, const std::string& text, long long lo, long long hi) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < lo || v > hi) {
+    Usage(std::string(flag) + ": '" + text + "' is not a number in range");
+  }
+  return v;
+}
+
+// Element i of an operand: in [-1, 1), stored as the dtype.
+__global__ void FillKernel(void* out, long long count, int kind, unsigned salt) {
+  for (long long i = blockIdx.x * 256LL + threadIdx.x; i < count; i += gridDim.x * 256LL) {
+    unsigned x = static_cast<unsigned>(i) * 2654435761u + salt * 0x9E3779B9u;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    const float v = static_cast<float>(x >> 8) * (1.0f / 8388608.0f) - 1.0f;
+    if (kind == 0) static_cast<double*>(out)[i] = v;
+    if (kind == 1) static_cast<float*>(out)[i] = v;
+    if (kind == 2) static_cast<__half*>(out)[i] = __float2half(v);
+    if (kind == 3) static_cast<__nv_bfloat16*>(out)[i] = __float2bfloat16(v);
+  }
+}
+
+struct GemmKind {
+  const char* dtype;
+  int storage;  // FillKernel's kind
+  cudaDataType_t type;
+  cublasComputeType_t compute;
+  const char* call;
+  size_t item;
+};
+constexpr GemmKind kKinds[] = {
+    {"float64", 0, CUDA_R_64F, CUBLAS_COMPUTE_64F, "cublasGemmEx CUBLAS_COMPUTE_64F", 8},
+    {"float32", 1, CUDA_R_32F, CUBLAS_COMPUTE_32F, "cublasGemmEx CUBLAS_COMPUTE_32F", 4},
+    {"tf32", 1, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32,
+     "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32", 4},
+    {"float16", 2, CUDA_R_16F, CUBLAS_COMPUTE_32F, "cublasGemmEx CUDA_R_16F, CUBLAS_COMPUTE_32F",
+     2},
+    {"bfloat16", 3, CUDA_R_16BF, CUBLAS_COMPUTE_32F,
+     "cublasGemmEx CUDA_R_16BF, CUBLAS_COMPUTE_32F", 2},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int device = 0;
+  std::vector<long long> sizes = {256, 1024, 2048};
+  int reps = 0;  // 0: 20 up to n = 1024, 5 above; 20 copies
+  long long copy_bytes = 3LL << 28;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) Usage(flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--device") {
+      device = static_cast<int>(ParseNumber("--device", value, 0, 1 << 20));
+    } else if (flag == "--reps") {
+      reps = static_cast<int>(ParseNumber("--reps", value, 1, 100000));
+    } else if (flag == "--copy-bytes") {
+      copy_bytes = ParseNumber("--copy-bytes", value, 1 << 20, 1LL << 40);
+    } else if (flag == "--sizes") {
+      sizes.clear();
+      std::stringstream list(value);
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        sizes.push_back(ParseNumber("--sizes", item, 1, 65536));
+      }
+      if (sizes.empty()) Usage("--sizes: no size");
+    } else {
+      Usage("unknown option " + flag);
+    }
+  }
+  int count = 0;
+  CHECK(cudaGetDeviceCount(&count));
+  if (device >= count) {
+    std::fprintf(stderr, "parity_gpu_peer: error: no device %d (there are %d)\n", device, count);
+    return 3;
+  }
+  CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, device));
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  auto timed = [&](auto&& work) {
+    CHECK(cudaEventRecord(start, stream));
+    work();
+    CHECK(cudaEventRecord(stop, stream));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms * 1e-3;
+  };
+
+  // The copy ceiling.
+  void *src = nullptr, *dst = nullptr;
+  CHECK(cudaMalloc(&src, copy_bytes));
+  CHECK(cudaMalloc(&dst, copy_bytes));
+  CHECK(cudaMemsetAsync(src, 1, copy_bytes, stream));
+  const int copy_reps = reps > 0 ? reps : 20;
+  double copy_best = 1e30;
+  for (int r = 0; r < 3 + copy_reps; ++r) {
+    const double t = timed(
+        [&] { CHECK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice, stream)); });
+    if (r >= 3) copy_best = t < copy_best ? t : copy_best;
+  }
+  CHECK(cudaFree(src));
+  CHECK(cudaFree(dst));
+
+  cublasHandle_t handle;
+  CHECK_BLAS(cublasCreate(&handle));
+  CHECK_BLAS(cublasSetStream(handle, stream));
+  int major = 0, minor = 0, patch = 0;
+  CHECK_BLAS(cublasGetProperty(MAJOR_VERSION, &major));
+  CHECK_BLAS(cublasGetProperty(MINOR_VERSION, &minor));
+  CHECK_BLAS(cublasGetProperty(PATCH_LEVEL, &patch));
+
+  std::ostringstream gemm;
+  bool first = true;
+  for (const GemmKind& kind : kKinds) {
+    for (long long n : sizes) {
+      const long long elements = n * n;
+      void *a, *b, *c;
+      CHECK(cudaMalloc(&a, elements * kind.item));
+      CHECK(cudaMalloc(&b, elements * kind.item));
+      CHECK(cudaMalloc(&c, elements * kind.item));
+      FillKernel<<<1024, 256, 0, stream>>>(a, elements, kind.storage, 1);
+      CHECK(cudaGetLastError());
+      FillKernel<<<1024, 256, 0, stream>>>(b, elements, kind.storage, 2);
+      CHECK(cudaGetLastError());
+      const double one64 = 1.0, zero64 = 0.0;
+      const float one32 = 1.0f, zero32 = 0.0f;
+      const bool f64 = kind.storage == 0;
+      const int dim = static_cast<int>(n);
+      auto call = [&] {
+        CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim,
+                                f64 ? static_cast<const void*>(&one64) : &one32, a, kind.type,
+                                dim, b, kind.type, dim,
+                                f64 ? static_cast<const void*>(&zero64) : &zero32, c, kind.type,
+                                dim, kind.compute, CUBLAS_GEMM_DEFAULT));
+      };
+      double warm = 0;
+      for (int w = 0; w < 2 || warm < 0.25; ++w) warm += timed(call);
+      const int gemm_reps = reps > 0 ? reps : (n <= 1024 ? 20 : 5);
+      double best = 1e30;
+      for (int r = 0; r < gemm_reps; ++r) {
+        const double t = timed(call);
+        best = t < best ? t : best;
+      }
+      CHECK(cudaFree(a));
+      CHECK(cudaFree(b));
+      CHECK(cudaFree(c));
+      const double flops = 2.0 * double(n) * double(n) * double(n);
+      gemm << (first ? "" : ",\n  ") << "{\"dtype\":\"" << kind.dtype << "\",\"size\":" << n
+           << ",\"gflops\":" << flops / best / 1e9 << ",\"reps\":" << gemm_reps
+           << ",\"call\":\"" << kind.call << "\"}";
+      first = false;
+    }
+  }
+  CHECK_BLAS(cublasDestroy(handle));
+  std::printf(
+      "{\"format\":\"parity-gpu-peer\",\"version\":1,\"device\":\"%s\",\"cublas\":\"%d.%d.%d\",\n"
+      " \"copy\":{\"bytes\":%lld,\"gbs\":%.6g,\"reps\":%d,\"method\":\"cudaMemcpyAsync "
+      "device-to-device, 2 x bytes per copy, best of %d\"},\n \"gemm\":[%s]}\n",
+      prop.name, major, minor, patch, copy_bytes, 2.0 * double(copy_bytes) / copy_best / 1e9,
+      copy_reps, copy_reps, gemm.str().c_str());
+  return 0;
+}
