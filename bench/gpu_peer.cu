@@ -25,18 +25,18 @@ namespace {
   std::exit(3);
 }
 
-#define CHECK(call)                          \
-  do {                                       \
-    const cudaError_t e_ = (call);           \
-    if (e_ != cudaSuccess) Die(#call, e_);   \
+#define CHECK(call)                        \
+  do {                                     \
+    const cudaError_t e_ = (call);         \
+    if (e_ != cudaSuccess) Die(#call, e_); \
   } while (0)
-#define CHECK_BLAS(call)                                                                 \
-  do {                                                                                   \
-    const cublasStatus_t s_ = (call);                                                    \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                   \
+#define CHECK_BLAS(call)                                                                  \
+  do {                                                                                    \
+    const cublasStatus_t s_ = (call);                                                     \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                    \
       std::fprintf(stderr, "parity_gpu_peer: error: %s: cublasStatus_t %d\n", #call, s_); \
-      std::exit(3);                                                                      \
-    }                                                                                    \
+      std::exit(3);                                                                       \
+    }                                                                                     \
   } while (0)
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -86,8 +86,8 @@ constexpr GemmKind kKinds[] = {
      "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32", 4},
     {"float16", 2, CUDA_R_16F, CUBLAS_COMPUTE_32F, "cublasGemmEx CUDA_R_16F, CUBLAS_COMPUTE_32F",
      2},
-    {"bfloat16", 3, CUDA_R_16BF, CUBLAS_COMPUTE_32F,
-     "cublasGemmEx CUDA_R_16BF, CUBLAS_COMPUTE_32F", 2},
+    {"bfloat16", 3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, "cublasGemmEx CUDA_R_16BF, CUBLAS_COMPUTE_32F",
+     2},
 };
 
 }  // namespace
@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
       const int dim = static_cast<int>(n);
       auto call = [&] {
         CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim,
-                                f64 ? static_cast<const void*>(&one64) : &one32, a, kind.type,
-                                dim, b, kind.type, dim,
+                                f64 ? static_cast<const void*>(&one64) : &one32, a, kind.type, dim,
+                                b, kind.type, dim,
                                 f64 ? static_cast<const void*>(&zero64) : &zero32, c, kind.type,
                                 dim, kind.compute, CUBLAS_GEMM_DEFAULT));
       };
@@ -203,8 +203,8 @@ int main(int argc, char** argv) {
       CHECK(cudaFree(c));
       const double flops = 2.0 * double(n) * double(n) * double(n);
       gemm << (first ? "" : ",\n  ") << "{\"dtype\":\"" << kind.dtype << "\",\"size\":" << n
-           << ",\"gflops\":" << flops / best / 1e9 << ",\"reps\":" << gemm_reps
-           << ",\"call\":\"" << kind.call << "\"}";
+           << ",\"gflops\":" << flops / best / 1e9 << ",\"reps\":" << gemm_reps << ",\"call\":\""
+           << kind.call << "\"}";
       first = false;
     }
   }

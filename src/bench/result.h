@@ -44,8 +44,8 @@ struct BenchResult {
   Json validation = Json::object();  ///< how the output was checked, and what was found
   /// What computed it, where the backend says (GEMM: library, version, call); may be empty.
   std::string implementation;
-  std::optional<double> peak;        ///< datasheet peak in `unit`, when the device is known
-  std::string peak_source;           ///< the peak's source (a URL)
+  std::optional<double> peak;  ///< datasheet peak in `unit`, when the device is known
+  std::string peak_source;     ///< the peak's source (a URL)
 
   /// The identity `bench compare` matches on: benchmark, dtype and params.size.
   std::string Key() const;

@@ -122,8 +122,8 @@ Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& op
   // threads another library left behind) for at least kWarmupSeconds, then the timed ones.
   double warm = 0.0;
   for (int rep = 0; rep < reps;) {
-    Result<double> t =
-        backend.Time([&] { return backend.Gemm(dtype, variant.math, n, n, n, a.get(), b.get(), c.get()); });
+    Result<double> t = backend.Time(
+        [&] { return backend.Gemm(dtype, variant.math, n, n, n, a.get(), b.get(), c.get()); });
     if (!t.ok()) {
       if (t.status().code() == StatusCode::kUnavailable) return skip(t.status().message());
       return t.status();

@@ -101,8 +101,8 @@ int RunSuites(int argc, char** argv) {
   }
   std::optional<GemmDumpWriter> dump;
   if (!gemm_dump.empty()) {
-    Result<GemmDumpWriter> writer =
-        GemmDumpWriter::Create(gemm_dump, {{"backend", options.backend}, {"device", options.device}});
+    Result<GemmDumpWriter> writer = GemmDumpWriter::Create(
+        gemm_dump, {{"backend", options.backend}, {"device", options.device}});
     if (!writer.ok()) return Fail(writer.status());
     dump = std::move(writer).value();
     options.suite.gemm_output = [&dump](const bench::GemmOutput& out) { return dump->Add(out); };

@@ -20,8 +20,8 @@ Result<Json> WriteMatrix(const std::string& dir, const std::string& file, DType 
                          const std::vector<std::byte>& bits) {
   PARITY_ASSIGN_OR_RETURN(TensorMeta meta, MakeTensorMeta(file, file, dtype, {n, n}));
   if (meta.nbytes != bits.size()) {
-    return Status::Internal(fmt::format("{}: {} bytes for a {}x{} {} matrix", file, bits.size(),
-                                        n, n, Name(dtype)));
+    return Status::Internal(
+        fmt::format("{}: {} bytes for a {}x{} {} matrix", file, bits.size(), n, n, Name(dtype)));
   }
   const std::string relative = "tensors/" + file;
   PARITY_RETURN_IF_ERROR(
@@ -53,19 +53,16 @@ Result<GemmDumpWriter> GemmDumpWriter::Create(const std::string& dir, const Json
 
 Status GemmDumpWriter::Add(const bench::GemmOutput& output) {
   const std::string stem = fmt::format("{:06d}_gemm_{}_n{}", seq_, output.label, output.n);
-  Json record = {{"seq", seq_},
-                 {"name", fmt::format("gemm.{}.n{}", output.label, output.n)},
-                 {"op", "matmul"},
-                 {"pass", "forward"},
-                 {"call", 0},
-                 {"attrs", Json::object()}};
+  Json record = {{"seq", seq_},    {"name", fmt::format("gemm.{}.n{}", output.label, output.n)},
+                 {"op", "matmul"}, {"pass", "forward"},
+                 {"call", 0},      {"attrs", Json::object()}};
   if (!output.implementation.empty()) record["attrs"]["implementation"] = output.implementation;
-  PARITY_ASSIGN_OR_RETURN(Json a, WriteMatrix(dir_, stem + "_in0.npy", output.dtype, output.n,
-                                              output.a));
-  PARITY_ASSIGN_OR_RETURN(Json b, WriteMatrix(dir_, stem + "_in1.npy", output.dtype, output.n,
-                                              output.b));
-  PARITY_ASSIGN_OR_RETURN(Json c, WriteMatrix(dir_, stem + "_out0.npy", output.dtype, output.n,
-                                              output.c));
+  PARITY_ASSIGN_OR_RETURN(Json a,
+                          WriteMatrix(dir_, stem + "_in0.npy", output.dtype, output.n, output.a));
+  PARITY_ASSIGN_OR_RETURN(Json b,
+                          WriteMatrix(dir_, stem + "_in1.npy", output.dtype, output.n, output.b));
+  PARITY_ASSIGN_OR_RETURN(Json c,
+                          WriteMatrix(dir_, stem + "_out0.npy", output.dtype, output.n, output.c));
   record["inputs"] = Json::array({std::move(a), std::move(b)});
   record["outputs"] = Json::array({std::move(c)});
   std::ofstream records(fs::path(dir_) / "records.jsonl", std::ios::app);

@@ -86,9 +86,13 @@ TEST_F(CpuBackendTest, DotAndFill) {
 TEST_F(CpuBackendTest, GemmMatchesPlainProductForNonSquareShapes) {
   const int64_t m = 7, n = 13, k = 301;
   std::vector<double> a = Values(m * k, 1), b = Values(k * n, 1), c(m * n);
-  ASSERT_TRUE(backend_->Gemm(DType::kFloat64, GemmMath::kNative, m, n, k, a.data(), b.data(), c.data()).ok());
+  ASSERT_TRUE(
+      backend_->Gemm(DType::kFloat64, GemmMath::kNative, m, n, k, a.data(), b.data(), c.data())
+          .ok());
   std::vector<float> fa(a.begin(), a.end()), fb(b.begin(), b.end()), fc(m * n);
-  ASSERT_TRUE(backend_->Gemm(DType::kFloat32, GemmMath::kNative, m, n, k, fa.data(), fb.data(), fc.data()).ok());
+  ASSERT_TRUE(
+      backend_->Gemm(DType::kFloat32, GemmMath::kNative, m, n, k, fa.data(), fb.data(), fc.data())
+          .ok());
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double want = 0, norm = 0;
@@ -109,7 +113,8 @@ TEST_F(CpuBackendTest, Bfloat16GemmRoundsItsOutput) {
     a[i] = DoubleToBFloat16(std::sin(0.1 * i));
     b[i] = DoubleToBFloat16(std::cos(0.3 * i));
   }
-  Status s = backend_->Gemm(DType::kBFloat16, GemmMath::kNative, n, n, n, a.data(), b.data(), c.data());
+  Status s =
+      backend_->Gemm(DType::kBFloat16, GemmMath::kNative, n, n, n, a.data(), b.data(), c.data());
   if (s.code() == StatusCode::kUnavailable) GTEST_SKIP() << s.message();
   ASSERT_TRUE(s.ok()) << s.message();
   for (int64_t i = 0; i < n; ++i) {

@@ -87,8 +87,8 @@ int rocblas_sgemm(void*, int transa, int transb, int m, int n, int k, const floa
 }
 
 int rocblas_dgemm(void*, int transa, int transb, int m, int n, int k, const double* alpha,
-                  const double* a, int lda, const double* b, int ldb, const double* beta,
-                  double* c, int ldc) {
+                  const double* a, int lda, const double* b, int ldb, const double* beta, double* c,
+                  int ldc) {
   if (transa != 111 || transb != 111 || *alpha != 1.0 || *beta != 0.0) return 11;
   Gemm(
       m, n, k, a, lda, b, ldb, c, ldc,
@@ -116,7 +116,9 @@ int rocblas_gemm_ex(void*, int transa, int transb, int m, int n, int k, const vo
   // as float16 exactly (the test's products are small integers).
   Gemm(
       m, n, k, a, lda, b, ldb, d, ldd,
-      [](const void* p, int i) { return double(HalfBitsToFloat(static_cast<const uint16_t*>(p)[i])); },
+      [](const void* p, int i) {
+        return double(HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]));
+      },
       [](void* p, int i, double v) {
         // Small integers only: exponent and 10-bit fraction.
         uint16_t h = 0;

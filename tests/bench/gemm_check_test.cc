@@ -117,30 +117,37 @@ TEST(GemmCheck, Float32ProductPassesAndPlantedErrorFails) {
   EXPECT_EQ(check.ToJson()["failures"], 1);
 
   c[37] = std::nan("");
-  EXPECT_FALSE(CheckGemmSample(DType::kFloat32, GemmMath::kNative, p.n, p.a, p.b, p.sample, c).ok());
+  EXPECT_FALSE(
+      CheckGemmSample(DType::kFloat32, GemmMath::kNative, p.n, p.a, p.b, p.sample, c).ok());
 }
 
 TEST(GemmCheck, Tf32ProductFailsTheFloat32Bound) {
   // A fast wrong answer: tensor cores in TF32 mode keep 10 fraction bits of each input.
   const Problem p = MakeProblem(512, ToFloat);
   const std::vector<double> c = Product<float>(p, Tf32);
-  const GemmCheck check = CheckGemmSample(DType::kFloat32, GemmMath::kNative, p.n, p.a, p.b, p.sample, c);
+  const GemmCheck check =
+      CheckGemmSample(DType::kFloat32, GemmMath::kNative, p.n, p.a, p.b, p.sample, c);
   EXPECT_FALSE(check.ok());
   EXPECT_GT(check.failures, 128);  // most sampled entries
 }
 
 TEST(GemmCheck, Float64AndBfloat16) {
   const Problem p = MakeProblem(200);
-  EXPECT_TRUE(CheckGemmSample(DType::kFloat64, GemmMath::kNative, p.n, p.a, p.b, p.sample, Product<double>(p)).ok());
+  EXPECT_TRUE(CheckGemmSample(DType::kFloat64, GemmMath::kNative, p.n, p.a, p.b, p.sample,
+                              Product<double>(p))
+                  .ok());
   // A float32 product is far outside float64's bound.
-  EXPECT_FALSE(CheckGemmSample(DType::kFloat64, GemmMath::kNative, p.n, p.a, p.b, p.sample, Product<float>(p)).ok());
+  EXPECT_FALSE(CheckGemmSample(DType::kFloat64, GemmMath::kNative, p.n, p.a, p.b, p.sample,
+                               Product<float>(p))
+                   .ok());
 
   // bfloat16 inputs, float32 accumulation, output rounded to bfloat16: passes; an output
   // one bfloat16 ulp off in a large entry fails (storage bound 2·2^-8).
   const Problem q = MakeProblem(256, [](double x) { return BFloat16ToFloat(DoubleToBFloat16(x)); });
   std::vector<double> c = Product<float>(q);
   for (double& v : c) v = BFloat16ToFloat(DoubleToBFloat16(v));
-  const GemmCheck ok = CheckGemmSample(DType::kBFloat16, GemmMath::kNative, q.n, q.a, q.b, q.sample, c);
+  const GemmCheck ok =
+      CheckGemmSample(DType::kBFloat16, GemmMath::kNative, q.n, q.a, q.b, q.sample, c);
   EXPECT_TRUE(ok.ok()) << ok.Summary();
   EXPECT_DOUBLE_EQ(ok.u_storage, std::ldexp(1.0, -8));
   EXPECT_DOUBLE_EQ(ok.u_compute, std::ldexp(1.0, -24));
@@ -149,7 +156,8 @@ TEST(GemmCheck, Float64AndBfloat16) {
     if (std::abs(c[i]) > std::abs(c[largest])) largest = i;
   }
   c[largest] *= 1.0 + 4 * std::ldexp(1.0, -8);
-  EXPECT_FALSE(CheckGemmSample(DType::kBFloat16, GemmMath::kNative, q.n, q.a, q.b, q.sample, c).ok());
+  EXPECT_FALSE(
+      CheckGemmSample(DType::kBFloat16, GemmMath::kNative, q.n, q.a, q.b, q.sample, c).ok());
 }
 
 TEST(GemmCheck, Tf32ProductPassesTheTf32BoundAndItsLabelSaysTf32) {
@@ -166,8 +174,8 @@ TEST(GemmCheck, Tf32ProductPassesTheTf32BoundAndItsLabelSaysTf32) {
   // in one entry is outside it.
   std::vector<double> wrong = c;
   wrong[100] += 2.0;
-  EXPECT_FALSE(CheckGemmSample(DType::kFloat32, GemmMath::kTf32, p.n, p.a, p.b, p.sample, wrong)
-                   .ok());
+  EXPECT_FALSE(
+      CheckGemmSample(DType::kFloat32, GemmMath::kTf32, p.n, p.a, p.b, p.sample, wrong).ok());
 }
 
 TEST(GemmCheck, Float16OutputsPassAndBfloat16AccuracyFails) {

@@ -79,8 +79,8 @@ void RunStream(Arrays<T>& x, const StreamPlan& plan, T s) {
 
 template <typename T>
 void CheckStreamKernels(std::size_t n, std::size_t misalign, DeviceShape shape) {
-  SCOPED_TRACE(::testing::Message() << "n " << n << " misalign " << misalign << " item "
-                                    << sizeof(T));
+  SCOPED_TRACE(::testing::Message()
+               << "n " << n << " misalign " << misalign << " item " << sizeof(T));
   const T s = T(0.4);
   // nstream adds into a: an element done twice, or not at all, is wrong.
   Arrays<T> x(n, misalign), want(n, misalign);
@@ -182,8 +182,7 @@ TEST(GpuLaunch, PhiloxGroupsAreCurandsStream) {
         float* out = storage + misalign;
         const PhiloxPlan plan = PlanPhilox(n, offset, out, DeviceShape{1, 256});
         EXPECT_EQ(plan.vector_store, misalign == 0);
-        RunGrid(plan.blocks, plan.threads,
-                [&](uint64_t t) { PhiloxThread(plan, out, t, philox); });
+        RunGrid(plan.blocks, plan.threads, [&](uint64_t t) { PhiloxThread(plan, out, t, philox); });
         for (std::size_t i = 0; i < n; ++i) {
           // curand_init(seed, 0, offset + i), then curand_uniform: parity's cuRAND model.
           ASSERT_EQ(out[i], CurandPhilox(seed, 0, offset + i).Uniform()) << i;

@@ -22,7 +22,8 @@ void CheckPlugin(const std::string& name, std::initializer_list<const char*> no_
     const std::string& message = backend.status().message();
     EXPECT_EQ(message.find("cannot load"), std::string::npos) << message;  // it loaded
     bool named = false;
-    for (const char* error : no_device_errors) named = named || message.find(error) != std::string::npos;
+    for (const char* error : no_device_errors)
+      named = named || message.find(error) != std::string::npos;
     EXPECT_TRUE(named) << message;
     EXPECT_EQ(message.rfind(name + " backend: ", 0), 0u) << message;
     return;
@@ -45,9 +46,7 @@ TEST(GpuPlugins, CudaLoadsAndSaysWhyItCannotRun) {
 #endif
 
 #if defined(PARITY_HIP_PLUGIN)
-TEST(GpuPlugins, HipLoadsAndSaysWhyItCannotRun) {
-  CheckPlugin("hip", {"hipErrorNoDevice (100)"});
-}
+TEST(GpuPlugins, HipLoadsAndSaysWhyItCannotRun) { CheckPlugin("hip", {"hipErrorNoDevice (100)"}); }
 #endif
 
 }  // namespace

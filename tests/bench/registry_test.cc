@@ -69,7 +69,7 @@ TEST_F(RegistryTest, PluginForAnotherInterfaceVersionIsRefused) {
   ASSERT_FALSE(old.ok());
   EXPECT_EQ(old.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(old.status().message().find("interface version 999, this parity has " +
-                                          std::to_string(kBackendAbiVersion)),
+                                        std::to_string(kBackendAbiVersion)),
             std::string::npos)
       << old.status().message();
 }

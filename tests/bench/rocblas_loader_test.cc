@@ -3,6 +3,8 @@
 // resolved, the version read, row-major GEMMs mapped onto column-major calls correctly for
 // float64, float32 and float16, failures named by their rocblas_status, handles destroyed, and
 // a library without a call parity makes refused with that call's name.
+#include "bench/gpu/rocblas_loader.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpu/rocblas_loader.h"
 #include "core/float_format.h"
 
 namespace parity::bench::gpu {
@@ -57,25 +58,27 @@ TEST(RocblasLoader, RowMajorProductsForEachDtype) {
     const std::vector<double> want = RowMajorProduct(m, n, k, a, b);
 
     std::vector<double> c(m * n, -1.0);
-    ASSERT_TRUE((*lib)->Gemm(handle->get(), DType::kFloat64, m, n, k, a.data(), b.data(),
-                             c.data()).ok());
+    ASSERT_TRUE(
+        (*lib)->Gemm(handle->get(), DType::kFloat64, m, n, k, a.data(), b.data(), c.data()).ok());
     EXPECT_EQ(c, want);
 
     std::vector<float> fa(a.begin(), a.end()), fb(b.begin(), b.end()), fc(m * n, -1.0f);
-    ASSERT_TRUE((*lib)->Gemm(handle->get(), DType::kFloat32, m, n, k, fa.data(), fb.data(),
-                             fc.data()).ok());
+    ASSERT_TRUE((*lib)
+                    ->Gemm(handle->get(), DType::kFloat32, m, n, k, fa.data(), fb.data(), fc.data())
+                    .ok());
     for (int64_t i = 0; i < m * n; ++i) EXPECT_EQ(fc[i], float(want[i])) << i;
 
     std::vector<uint16_t> ha(m * k), hb(k * n), hc(m * n, 0xFFFF);
     for (int64_t i = 0; i < m * k; ++i) ha[i] = DoubleToHalf(a[i]);
     for (int64_t i = 0; i < k * n; ++i) hb[i] = DoubleToHalf(b[i]);
-    ASSERT_TRUE((*lib)->Gemm(handle->get(), DType::kFloat16, m, n, k, ha.data(), hb.data(),
-                             hc.data()).ok());
+    ASSERT_TRUE((*lib)
+                    ->Gemm(handle->get(), DType::kFloat16, m, n, k, ha.data(), hb.data(), hc.data())
+                    .ok());
     for (int64_t i = 0; i < m * n; ++i) EXPECT_EQ(HalfToFloat(hc[i]), float(want[i])) << i;
 
     // The fake's gemm_ex has float16 only: bfloat16 reaches it as type 168 and is refused.
-    const Status bf16 = (*lib)->Gemm(handle->get(), DType::kBFloat16, m, n, k, ha.data(),
-                                     hb.data(), hc.data());
+    const Status bf16 =
+        (*lib)->Gemm(handle->get(), DType::kBFloat16, m, n, k, ha.data(), hb.data(), hc.data());
     EXPECT_EQ(bf16.code(), StatusCode::kInternal);
     EXPECT_NE(bf16.message().find("rocblas_gemm_ex failed: rocblas_status_not_implemented"),
               std::string::npos)
@@ -88,11 +91,12 @@ TEST(RocblasLoader, RowMajorProductsForEachDtype) {
     EXPECT_NE(failed.message().find("rocblas_sgemm failed: rocblas_status_invalid_size"),
               std::string::npos)
         << failed.message();
-    EXPECT_EQ((*lib)->Gemm(handle->get(), DType::kInt32, 2, 2, 2, a.data(), a.data(), c.data())
-                  .code(),
-              StatusCode::kUnavailable);
-    EXPECT_EQ((*lib)->Gemm(handle->get(), DType::kFloat32, int64_t{1} << 31, 2, 2, a.data(),
-                           a.data(), c.data())
+    EXPECT_EQ(
+        (*lib)->Gemm(handle->get(), DType::kInt32, 2, 2, 2, a.data(), a.data(), c.data()).code(),
+        StatusCode::kUnavailable);
+    EXPECT_EQ((*lib)
+                  ->Gemm(handle->get(), DType::kFloat32, int64_t{1} << 31, 2, 2, a.data(), a.data(),
+                         c.data())
                   .code(),
               StatusCode::kUnavailable);
   }

@@ -42,12 +42,12 @@ inline Status RuntimeError(std::string_view call, gpuError_t error) {
   return Status::Internal(std::move(message));
 }
 
-#define PARITY_GPU_CHECK(call)                                                 \
-  do {                                                                         \
-    const gpuError_t parity_gpu_error_ = (call);                               \
-    if (parity_gpu_error_ != gpuSuccess) {                                     \
-      return ::parity::bench::gpu::RuntimeError(#call, parity_gpu_error_);     \
-    }                                                                          \
+#define PARITY_GPU_CHECK(call)                                             \
+  do {                                                                     \
+    const gpuError_t parity_gpu_error_ = (call);                           \
+    if (parity_gpu_error_ != gpuSuccess) {                                 \
+      return ::parity::bench::gpu::RuntimeError(#call, parity_gpu_error_); \
+    }                                                                      \
   } while (0)
 
 /// A launcher's answer (bad configuration, no kernel image for this device) as a Status.
@@ -74,9 +74,9 @@ inline Result<int> CountDevices() {
     const std::string version =
         gpuRuntimeGetVersion(&runtime) == gpuSuccess ? " " + VersionText(runtime) : "";
     (void)gpuGetLastError();  // the error is reported here; clear it for later calls
-    return Status::Unavailable(std::string(PARITY_GPU_RUNTIME_NAME) + " runtime" + version +
-                               ": no usable device: " PARITY_GPU_API_PREFIX "GetDeviceCount returned " +
-                               ErrorText(error));
+    return Status::Unavailable(
+        std::string(PARITY_GPU_RUNTIME_NAME) + " runtime" + version +
+        ": no usable device: " PARITY_GPU_API_PREFIX "GetDeviceCount returned " + ErrorText(error));
   }
   if (count == 0) {
     return Status::Unavailable(std::string(PARITY_GPU_RUNTIME_NAME) + " runtime: no device");
@@ -149,8 +149,7 @@ class GpuBackendBase : public Backend {
     PARITY_ASSIGN_OR_RETURN(const int count, CountDevices());
     if (index < 0 || index >= count) {
       return Status::Unavailable(std::string(name()) + " backend: no device " +
-                                 std::to_string(index) + " (it has " + std::to_string(count) +
-                                 ")");
+                                 std::to_string(index) + " (it has " + std::to_string(count) + ")");
     }
     PARITY_GPU_CHECK(gpuSetDevice(index));
     PARITY_GPU_CHECK(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking));
@@ -271,8 +270,8 @@ class GpuBackendBase : public Backend {
   virtual Status OpenVendor(int index) = 0;
 
   Status Unsupported(std::string_view what, DType dtype) const {
-    return Status::Unavailable(std::string(name()) + " backend: no " + std::string(what) +
-                               " for " + std::string(Name(dtype)));
+    return Status::Unavailable(std::string(name()) + " backend: no " + std::string(what) + " for " +
+                               std::string(Name(dtype)));
   }
 
   gpuStream_t stream_ = nullptr;

@@ -83,8 +83,8 @@ class HipBackend final : public GpuBackendBase {
   void AddVendorProperties(int, const gpuDeviceProp& prop, Json& p) override {
     p["gcn_arch"] = prop.gcnArchName;
     if (rocblas_ != nullptr) {
-      p["blas"] = {{"name", "rocBLAS"}, {"version", rocblas_->version()},
-                   {"path", rocblas_->path()}};
+      p["blas"] = {
+          {"name", "rocBLAS"}, {"version", rocblas_->version()}, {"path", rocblas_->path()}};
     } else {
       p["blas"] = {{"name", "parity tiled HIP kernel"}, {"why", rocblas_missing_}};
     }

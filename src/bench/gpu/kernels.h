@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "bench/stream_op.h"
 #include "bench/gpu/launch.h"
+#include "bench/stream_op.h"
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define PARITY_GPU_DEVICE_CODE 1
@@ -81,7 +81,8 @@ PARITY_HD inline void StreamAccess(T* a, T* b, T* c, uint64_t index, T scalar) {
   }
   T* lanes[3] = {reinterpret_cast<T*>(&v[0]), reinterpret_cast<T*>(&v[1]),
                  reinterpret_cast<T*>(&v[2])};
-  for (int j = 0; j < kLanes; ++j) StreamElement<kOp, T>(lanes[0][j], lanes[1][j], lanes[2][j], scalar);
+  for (int j = 0; j < kLanes; ++j)
+    StreamElement<kOp, T>(lanes[0][j], lanes[1][j], lanes[2][j], scalar);
   for (int x = 0; x < 3; ++x) {
     if (Writes(kOp, x)) reinterpret_cast<V*>(arrays[x])[index] = v[x];
   }
@@ -93,7 +94,8 @@ PARITY_HD inline void StreamThread(const StreamPlan& plan, T* a, T* b, T* c, T s
                                    uint64_t tid) {
   const uint64_t stride = plan.stride();
   for (uint64_t i = tid; i < plan.vectors; i += stride) StreamAccess<kOp, T, V>(a, b, c, i, scalar);
-  if (const uint64_t i = plan.tail_begin + tid; i < plan.n) StreamAccess<kOp, T, T>(a, b, c, i, scalar);
+  if (const uint64_t i = plan.tail_begin + tid; i < plan.n)
+    StreamAccess<kOp, T, T>(a, b, c, i, scalar);
 }
 
 /// Thread `tid`'s share of setting every element to `value`.

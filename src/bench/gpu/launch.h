@@ -30,7 +30,7 @@ inline constexpr uint32_t kMaxDotBlocks = 4096;
 
 /// What the launch arithmetic needs to know of the device.
 struct DeviceShape {
-  int multiprocessors = 0;                ///< SMs (CUDA) or CUs (HIP); 0 when unknown
+  int multiprocessors = 0;                 ///< SMs (CUDA) or CUs (HIP); 0 when unknown
   int max_threads_per_multiprocessor = 0;  ///< resident threads per SM/CU; 0 when unknown
 };
 
@@ -54,7 +54,8 @@ inline uint32_t GridBlocks(uint64_t work, uint32_t threads, const DeviceShape& s
   if (work == 0) return 0;
   uint64_t cap = kFallbackBlocks;
   if (shape.multiprocessors > 0 && shape.max_threads_per_multiprocessor >= int(threads)) {
-    cap = uint64_t(shape.multiprocessors) * uint64_t(shape.max_threads_per_multiprocessor / threads);
+    cap =
+        uint64_t(shape.multiprocessors) * uint64_t(shape.max_threads_per_multiprocessor / threads);
   }
   const uint64_t wanted = (work + threads - 1) / threads;
   return static_cast<uint32_t>(wanted < cap ? wanted : cap);
@@ -66,7 +67,8 @@ inline StreamPlan PlanStream(uint64_t n, std::size_t item_size,
   StreamPlan plan;
   plan.n = n;
   bool aligned = item_size > 0 && item_size < kVectorBytes && kVectorBytes % item_size == 0;
-  for (const void* p : arrays) aligned = aligned && reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0;
+  for (const void* p : arrays)
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0;
   plan.width = aligned ? static_cast<uint32_t>(kVectorBytes / item_size) : 1;
   plan.vectors = n / plan.width;
   plan.tail_begin = plan.vectors * plan.width;

@@ -140,8 +140,8 @@ __global__ void __launch_bounds__(kGemmTile* kGemmTile)
 }
 
 template <typename Tr>
-gpuError_t Tiled(gpuStream_t stream, int64_t m, int64_t n, int64_t k, const void* a,
-                 const void* b, void* c) {
+gpuError_t Tiled(gpuStream_t stream, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
+                 void* c) {
   const GemmGrid grid = PlanTiledGemm(m, n);
   if (grid.x == 0 || grid.y == 0) return gpuSuccess;
   using S = typename Tr::Storage;
@@ -163,8 +163,8 @@ gpuError_t LaunchFill(gpuStream_t stream, const StreamPlan& plan, double* dst, d
                         : Fill<double, double>(stream, plan, dst, value);
 }
 
-gpuError_t LaunchStream(gpuStream_t stream, const StreamPlan& plan, StreamOp op, float* a,
-                        float* b, float* c, float scalar) {
+gpuError_t LaunchStream(gpuStream_t stream, const StreamPlan& plan, StreamOp op, float* a, float* b,
+                        float* c, float scalar) {
   return Stream(stream, plan, op, a, b, c, scalar);
 }
 gpuError_t LaunchStream(gpuStream_t stream, const StreamPlan& plan, StreamOp op, double* a,
@@ -176,8 +176,8 @@ gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const float* a,
                      float* partial) {
   return Dot(stream, plan, a, b, partial);
 }
-gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const double* a,
-                     const double* b, double* partial) {
+gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const double* a, const double* b,
+                     double* partial) {
   return Dot(stream, plan, a, b, partial);
 }
 
@@ -192,8 +192,8 @@ gpuError_t LaunchPhilox(gpuStream_t stream, const PhiloxPlan& plan, float* out, 
   return gpuGetLastError();
 }
 
-gpuError_t LaunchTiledGemm(gpuStream_t stream, TiledGemmType type, int64_t m, int64_t n,
-                           int64_t k, const void* a, const void* b, void* c) {
+gpuError_t LaunchTiledGemm(gpuStream_t stream, TiledGemmType type, int64_t m, int64_t n, int64_t k,
+                           const void* a, const void* b, void* c) {
   switch (type) {
     case TiledGemmType::kFloat64:
       return Tiled<TiledF64>(stream, m, n, k, a, b, c);

@@ -17,16 +17,16 @@ namespace parity::bench::gpu {
 gpuError_t LaunchFill(gpuStream_t stream, const StreamPlan& plan, float* dst, float value);
 gpuError_t LaunchFill(gpuStream_t stream, const StreamPlan& plan, double* dst, double value);
 
-gpuError_t LaunchStream(gpuStream_t stream, const StreamPlan& plan, StreamOp op, float* a,
-                        float* b, float* c, float scalar);
+gpuError_t LaunchStream(gpuStream_t stream, const StreamPlan& plan, StreamOp op, float* a, float* b,
+                        float* c, float scalar);
 gpuError_t LaunchStream(gpuStream_t stream, const StreamPlan& plan, StreamOp op, double* a,
                         double* b, double* c, double scalar);
 
 /// One partial sum per block of the plan into partial[0 .. plan.blocks).
 gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const float* a, const float* b,
                      float* partial);
-gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const double* a,
-                     const double* b, double* partial);
+gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const double* a, const double* b,
+                     double* partial);
 
 /// A kernel of one thread that does nothing.
 gpuError_t LaunchEmpty(gpuStream_t stream);
@@ -38,8 +38,8 @@ gpuError_t LaunchPhilox(gpuStream_t stream, const PhiloxPlan& plan, float* out, 
 /// Storage of the tiled GEMM's operands; 16-bit types sum in float32.
 enum class TiledGemmType { kFloat64, kFloat32, kFloat16, kBFloat16 };
 /// C = A·B row-major (A m×k, B k×n) by parity's tiled kernel (the hip plugin without rocBLAS).
-gpuError_t LaunchTiledGemm(gpuStream_t stream, TiledGemmType type, int64_t m, int64_t n,
-                           int64_t k, const void* a, const void* b, void* c);
+gpuError_t LaunchTiledGemm(gpuStream_t stream, TiledGemmType type, int64_t m, int64_t n, int64_t k,
+                           const void* a, const void* b, void* c);
 
 }  // namespace parity::bench::gpu
 

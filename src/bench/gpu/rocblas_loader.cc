@@ -13,14 +13,20 @@ namespace parity::bench::gpu {
 namespace rocblas {
 
 std::string StatusName(Status status) {
-  static constexpr std::array<std::string_view, 14> kNames = {
-      "rocblas_status_success",          "rocblas_status_invalid_handle",
-      "rocblas_status_not_implemented",  "rocblas_status_invalid_pointer",
-      "rocblas_status_invalid_size",     "rocblas_status_memory_error",
-      "rocblas_status_internal_error",   "rocblas_status_perf_degraded",
-      "rocblas_status_size_query_mismatch", "rocblas_status_size_increased",
-      "rocblas_status_size_unchanged",   "rocblas_status_invalid_value",
-      "rocblas_status_continue",         "rocblas_status_check_numerics_fail"};
+  static constexpr std::array<std::string_view, 14> kNames = {"rocblas_status_success",
+                                                              "rocblas_status_invalid_handle",
+                                                              "rocblas_status_not_implemented",
+                                                              "rocblas_status_invalid_pointer",
+                                                              "rocblas_status_invalid_size",
+                                                              "rocblas_status_memory_error",
+                                                              "rocblas_status_internal_error",
+                                                              "rocblas_status_perf_degraded",
+                                                              "rocblas_status_size_query_mismatch",
+                                                              "rocblas_status_size_increased",
+                                                              "rocblas_status_size_unchanged",
+                                                              "rocblas_status_invalid_value",
+                                                              "rocblas_status_continue",
+                                                              "rocblas_status_check_numerics_fail"};
   if (status >= 0 && status < static_cast<int>(kNames.size())) {
     return std::string(kNames[static_cast<std::size_t>(status)]);
   }
@@ -124,17 +130,17 @@ parity::Status RocblasLibrary::Gemm(void* handle, DType dtype, int64_t m, int64_
   switch (dtype) {
     case DType::kFloat64: {
       const double one = 1.0, zero = 0.0;
-      return Check(dgemm_(handle, none, none, gm, gn, gk, &one, static_cast<const double*>(g.a),
-                          lda, static_cast<const double*>(g.b), ldb, &zero,
-                          static_cast<double*>(g.c), ldc),
-                   "rocblas_dgemm");
+      return Check(
+          dgemm_(handle, none, none, gm, gn, gk, &one, static_cast<const double*>(g.a), lda,
+                 static_cast<const double*>(g.b), ldb, &zero, static_cast<double*>(g.c), ldc),
+          "rocblas_dgemm");
     }
     case DType::kFloat32: {
       const float one = 1.0f, zero = 0.0f;
-      return Check(sgemm_(handle, none, none, gm, gn, gk, &one, static_cast<const float*>(g.a),
-                          lda, static_cast<const float*>(g.b), ldb, &zero,
-                          static_cast<float*>(g.c), ldc),
-                   "rocblas_sgemm");
+      return Check(
+          sgemm_(handle, none, none, gm, gn, gk, &one, static_cast<const float*>(g.a), lda,
+                 static_cast<const float*>(g.b), ldb, &zero, static_cast<float*>(g.c), ldc),
+          "rocblas_sgemm");
     }
     case DType::kFloat16:
     case DType::kBFloat16: {

@@ -64,8 +64,8 @@ class RocblasLibrary {
                                       const float*, const float*, int32_t, const float*, int32_t,
                                       const float*, float*, int32_t);
   using DgemmFn = rocblas::Status (*)(rocblas::Handle, int, int, int32_t, int32_t, int32_t,
-                                      const double*, const double*, int32_t, const double*,
-                                      int32_t, const double*, double*, int32_t);
+                                      const double*, const double*, int32_t, const double*, int32_t,
+                                      const double*, double*, int32_t);
   using GemmExFn = rocblas::Status (*)(rocblas::Handle, int, int, int32_t, int32_t, int32_t,
                                        const void*, const void*, int, int32_t, const void*, int,
                                        int32_t, const void*, const void*, int, int32_t, void*, int,
