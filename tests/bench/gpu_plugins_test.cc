@@ -13,7 +13,8 @@
 namespace parity::bench {
 namespace {
 
-void CheckPlugin(const std::string& name, std::initializer_list<const char*> no_device_errors) {
+[[maybe_unused]] void CheckPlugin(const std::string& name,
+                                  std::initializer_list<const char*> no_device_errors) {
   setenv("PARITY_BACKEND_PATH", PARITY_GPU_PLUGIN_DIR, 1);
   Result<std::unique_ptr<Backend>> backend = OpenBackend(name);
   unsetenv("PARITY_BACKEND_PATH");
