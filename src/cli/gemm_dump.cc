@@ -52,10 +52,11 @@ Result<GemmDumpWriter> GemmDumpWriter::Create(const std::string& dir, const Json
 }
 
 Status GemmDumpWriter::Add(const bench::GemmOutput& output) {
+  const std::string name = fmt::format("gemm.{}.n{}", output.label, output.n);
+  if (!written_.insert(name).second) return Status::Ok();  // a later run of --repeat
   const std::string stem = fmt::format("{:06d}_gemm_{}_n{}", seq_, output.label, output.n);
-  Json record = {{"seq", seq_},    {"name", fmt::format("gemm.{}.n{}", output.label, output.n)},
-                 {"op", "matmul"}, {"pass", "forward"},
-                 {"call", 0},      {"attrs", Json::object()}};
+  Json record = {{"seq", seq_},       {"name", name}, {"op", "matmul"},
+                 {"pass", "forward"}, {"call", 0},    {"attrs", Json::object()}};
   if (!output.implementation.empty()) record["attrs"]["implementation"] = output.implementation;
   PARITY_ASSIGN_OR_RETURN(Json a,
                           WriteMatrix(dir_, stem + "_in0.npy", output.dtype, output.n, output.a));

@@ -5,6 +5,7 @@
 #ifndef PARITY_CLI_GEMM_DUMP_H_
 #define PARITY_CLI_GEMM_DUMP_H_
 
+#include <set>
 #include <string>
 
 #include "bench/suite.h"
@@ -15,7 +16,8 @@ namespace parity::cli {
 
 /// Writes records into a new parity-dump directory. Create() makes DIR (which must not exist,
 /// or be empty) with its manifest; each Add() writes A, B and C as .npy files and appends a
-/// record named "gemm.<label>.n<N>", so dumps from two backends match record by record.
+/// record named "gemm.<label>.n<N>", so dumps from two backends match record by record. With
+/// --repeat, only the first run's products are written.
 class GemmDumpWriter {
  public:
   /// `platform` goes into the manifest (backend, device).
@@ -25,6 +27,7 @@ class GemmDumpWriter {
  private:
   std::string dir_;
   int64_t seq_ = 0;
+  std::set<std::string> written_;
 };
 
 }  // namespace parity::cli

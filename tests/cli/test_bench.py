@@ -363,8 +363,9 @@ class Errors(Checks):
     def test_gemm_dump_matches_numpy_and_compares(self):
         tmp = tempfile.mkdtemp(prefix="parity_gemm_dump_")
         dump = os.path.join(tmp, "cpu")
+        # Two runs (--repeat 2): the products of the first only, each record once.
         r = parity("bench", "--suite", "gemm", "--dtype", "float64,float32", "--reps", "1",
-                   "--gemm-dump", dump, "--json", os.path.join(tmp, "r.json"))
+                   "--repeat", "2", "--gemm-dump", dump, "--json", os.path.join(tmp, "r.json"))
         self.assertEqual(r.returncode, 0, r.stderr)
         manifest = load(os.path.join(dump, "manifest.json"))
         self.assertEqual((manifest["format"], manifest["version"]), ("parity-dump", 1))
