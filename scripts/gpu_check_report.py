@@ -71,8 +71,9 @@ def main():
                                         "not measured (the peer did not run)"), ""]
 
     peer_gemm = {(g["dtype"], g["size"]): g for g in peer.get("gemm", [])}
-    lines += ["| gemm | n | parity GFLOP/s | cuBLAS alone | ratio | datasheet | efficiency | "
+    lines += ["| gemm | n | parity TFLOP/s | cuBLAS alone | ratio | datasheet | efficiency | "
               "status | implementation |", "|---|---|---|---|---|---|---|---|---|"]
+    tera = lambda x: None if x is None else x / 1e3  # noqa: E731 (GFLOP/s to TFLOP/s)
     for r in results:
         if r["benchmark"] != "gemm":
             continue
@@ -85,8 +86,9 @@ def main():
         if r["status"] == "invalid":
             failures.append(f"gemm {r['dtype']} n={n} invalid: {r.get('reason')}")
         status = r["status"] + (f": {r['reason']}" if r.get("reason") else "")
-        lines.append(f"| {r['dtype']} | {n} | {fmt(best)} | {fmt(own)} | {fmt(ratio, 3)} | "
-                     f"{fmt(r.get('peak'), 0)} | {fmt(r.get('efficiency'), 3)} | {status} | "
+        lines.append(f"| {r['dtype']} | {n} | {fmt(tera(best), 2)} | {fmt(tera(own), 2)} | "
+                     f"{fmt(ratio, 3)} | {fmt(tera(r.get('peak')), 1)} | "
+                     f"{fmt(r.get('efficiency'), 3)} | {status} | "
                      f"{r.get('implementation', '')} |")
 
     summary = compare.get("summary", {})

@@ -439,6 +439,39 @@ class Plugins(Checks):
         self.assertIn("1: NVIDIA H200 (NVIDIA)", r.stdout)
         self.assertIn("unavailable", r.stdout)
 
+    def test_gpu_check_report(self):
+        """scripts/gpu_check_report.py: figures at their targets pass, a slow triad fails."""
+        out = tempfile.mkdtemp(prefix="parity_gpu_check_")
+        r = parity("bench", "--backend", "fake", "--suite", "stream,gemm", "--dtype", "float32",
+                   "--n", "20000", "--reps", "3", "--json", os.path.join(out, "cuda.json"),
+                   env=fake_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = load(os.path.join(out, "cuda.json"))
+        triad = next(x for x in doc["results"] if x["benchmark"] == "stream.triad")
+        gemm = [{"dtype": x["dtype"], "size": x["params"]["size"], "gflops": x["best"] / 0.95}
+                for x in doc["results"] if x["benchmark"] == "gemm" and x["status"] == "ok"]
+        with open(os.path.join(out, "compare.json"), "w") as f:
+            json.dump({"summary": {"tensors": 2, "passed": 2}}, f)
+        script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts",
+                              "gpu_check_report.py")
+
+        def report(ceiling):
+            with open(os.path.join(out, "peer.json"), "w") as f:
+                json.dump({"copy": {"gbs": ceiling, "method": "test"}, "gemm": gemm}, f)
+            return subprocess.run(["/usr/bin/python3", script, "--out", out], capture_output=True,
+                                  text=True, timeout=60)
+
+        ok = report(triad["best"] / 0.95)
+        self.assertEqual(ok.returncode, 0, ok.stdout + ok.stderr)
+        self.assertIn("every figure valid and at its target", ok.stdout)
+        self.assertIn("| 0.950 | >= 0.90 |", ok.stdout)
+        with open(os.path.join(out, "gpu-check.md")) as f:
+            self.assertEqual(f.read().strip(), ok.stdout.strip())
+        slow = report(triad["best"] / 0.5)
+        self.assertEqual(slow.returncode, 1, slow.stdout)
+        self.assertIn("stream.triad float32: 0.500 of the ceiling", slow.stdout)
+        shutil.rmtree(out, ignore_errors=True)
+
     def test_refusing_runtime(self):
         fake = self.devices("refuse")["fake"]
         self.assertFalse(fake["available"])
