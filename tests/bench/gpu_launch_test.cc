@@ -166,7 +166,7 @@ TEST(GpuLaunch, FillAndDotCoverEveryElement) {
 TEST(GpuLaunch, PhiloxGroupsAreCurandsStream) {
   using Philox = r123::Philox4x32_R<10>;
   const uint64_t seed = 0x0123456789abcdefULL;
-  auto philox = [seed](uint64_t counter, uint32_t r[4]) {
+  auto philox = [&](uint64_t counter, uint32_t r[4]) {
     const Philox::ctr_type ctr = {
         {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0}};
     const Philox::ctr_type v =
