@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,21 +31,32 @@ namespace {
     const cudaError_t e_ = (call);         \
     if (e_ != cudaSuccess) Die(#call, e_); \
   } while (0)
-#define CHECK_BLAS(call)                                                                  \
-  do {                                                                                    \
-    const cublasStatus_t s_ = (call);                                                     \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                    \
-      std::fprintf(stderr, "parity_gpu_peer: error: %s: cublasStatus_t %d\n", #call, s_); \
-      std::exit(3);                                                                       \
-    }                                                                                     \
+#define CHECK_BLAS(call)                                                             \
+  do {                                                                               \
+    const cublasStatus_t s_ = (call);                                                \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
+      std::fprintf(stderr, "parity_gpu_peer: error: %s: cublasStatus_t %d\n", #call, \
+                   static_cast<int>(s_));                                            \
+      std::exit(3);                                                                  \
+    }                                                                                \
   } while (0)
 
+constexpr char kUsage[] =
+    "usage: parity_gpu_peer [--device I] [--sizes 256,1024,2048] [--reps R] [--copy-bytes B]\n";
+
 [[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "parity_gpu_peer: error: %s\nusage: parity_gpu_peer [--device I] [--sizes "
-               "256,1024,2048] [--reps R] [--copy-bytes B]\n",
-               why.c_str());
+  std::fprintf(stderr, "parity_gpu_peer: error: %s\n%s", why.c_str(), kUsage);
   std::exit(2);
+}
+
+// A rate as a JSON number: null where the time was too short for the events to resolve.
+std::string Rate(double work, double seconds) {
+  const double rate = work / seconds;
+  if (!(seconds > 0) || !std::isfinite(rate)) return "null";
+  std::ostringstream out;
+  out.precision(6);
+  out << rate;
+  return out.str();
 }
 
 long long ParseNumber(const char* flag, const std::string& text, long long lo, long long hi) {
@@ -99,6 +111,10 @@ int main(int argc, char** argv) {
   long long copy_bytes = 3LL << 28;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "-h" || flag == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if (i + 1 >= argc) Usage(flag + " needs a value");
     const std::string value = argv[++i];
     if (flag == "--device") {
@@ -203,17 +219,21 @@ int main(int argc, char** argv) {
       CHECK(cudaFree(c));
       const double flops = 2.0 * double(n) * double(n) * double(n);
       gemm << (first ? "" : ",\n  ") << "{\"dtype\":\"" << kind.dtype << "\",\"size\":" << n
-           << ",\"gflops\":" << flops / best / 1e9 << ",\"reps\":" << gemm_reps << ",\"call\":\""
-           << kind.call << "\"}";
+           << ",\"gflops\":" << Rate(flops / 1e9, best) << ",\"reps\":" << gemm_reps
+           << ",\"call\":\"" << kind.call << "\"}";
       first = false;
     }
   }
   CHECK_BLAS(cublasDestroy(handle));
+  CHECK(cudaEventDestroy(start));
+  CHECK(cudaEventDestroy(stop));
+  CHECK(cudaStreamDestroy(stream));
   std::printf(
       "{\"format\":\"parity-gpu-peer\",\"version\":1,\"device\":\"%s\",\"cublas\":\"%d.%d.%d\",\n"
-      " \"copy\":{\"bytes\":%lld,\"gbs\":%.6g,\"reps\":%d,\"method\":\"cudaMemcpyAsync "
+      " \"copy\":{\"bytes\":%lld,\"gbs\":%s,\"reps\":%d,\"method\":\"cudaMemcpyAsync "
       "device-to-device, 2 x bytes per copy, best of %d\"},\n \"gemm\":[%s]}\n",
-      prop.name, major, minor, patch, copy_bytes, 2.0 * double(copy_bytes) / copy_best / 1e9,
-      copy_reps, copy_reps, gemm.str().c_str());
+      prop.name, major, minor, patch, copy_bytes,
+      Rate(2.0 * double(copy_bytes) / 1e9, copy_best).c_str(), copy_reps, copy_reps,
+      gemm.str().c_str());
   return 0;
 }
