@@ -31,6 +31,7 @@ int RunQuality(int argc, char** argv);
 int RunRng(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunDevices(int argc, char** argv);
+int RunMonitor(int argc, char** argv);
 
 }  // namespace parity::cli
 

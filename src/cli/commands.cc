@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 8> kCommands = {{
+constexpr std::array<Command, 9> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -32,6 +32,8 @@ constexpr std::array<Command, 8> kCommands = {{
      RunBench},
     {"devices", "backends built in and plugins found, their devices, why any is unavailable",
      RunDevices},
+    {"monitor", "GPU and host telemetry, threshold rules and alerts, a Prometheus exporter",
+     RunMonitor},
 }};
 
 void PrintUsage(std::FILE* out) {

@@ -896,11 +896,13 @@ class Compare(Checks):
                 if vb + vc > 0:
                     df = (vb + vc) ** 2 / (vb ** 2 + vc ** 2)
                     half = st.t.ppf(0.975, df) * math.sqrt(vb + vc)
-                    # In logs: two runs a side give a wide interval (df near 1), whose ends
-                    # exp() amplifies any rounding in the t quantile.
+                    # In logs: two runs a side give a wide interval with df between 1 and 2,
+                    # where scipy's t quantile is itself off by up to 1.5e-9 relative (Boost's
+                    # agrees with mpmath to 1e-15 at df 1.2: 8.6488265107488733), so the
+                    # reference allows 1e-8 of the half-width.
                     for got, want in ((c["ci_low"], lb.mean() - lc.mean() - half),
                                       (c["ci_high"], lb.mean() - lc.mean() + half)):
-                        self.assertLessEqual(abs(math.log(got) - want), 1e-9 * max(1, abs(want)))
+                        self.assertLessEqual(abs(math.log(got) - want), 1e-8 * max(1, half))
 
 
 if __name__ == "__main__":
