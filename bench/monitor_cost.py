@@ -7,7 +7,8 @@
    tests when it is built: the monitor's user+system CPU time over --seconds (default 60) as a
    share of one core (target: at most 1%).
 2. `/metrics` under `wrk -c 50` for --wrk-seconds (default 30) on loopback: requests per second
-   and the latency distribution wrk reports (p50, p99).
+   and the latency distribution wrk reports (p50, p99); then the same load on Prometheus's
+   node_exporter (Debian's prometheus-node-exporter) in the same run, as the peer.
 
     make build && /usr/bin/python3 bench/monitor_cost.py [--seconds 60] [--wrk-seconds 30]
 """
@@ -18,10 +19,12 @@ import re
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,6 +51,28 @@ def fake_nvml_config(path, gpus):
             "pcie_link": {"generation": 5, "width": 16}})
     with open(path, "w") as f:
         json.dump({"devices": devices}, f)
+
+
+def load(url, seconds):
+    """wrk -t 2 -c 50 on `url` for `seconds`: requests per second and latency percentiles."""
+    with urllib.request.urlopen(url, timeout=10) as r:
+        body = r.read()
+    out = subprocess.run(["wrk", "-t", "2", "-c", "50", "-d", f"{seconds}s", "--latency", url],
+                         capture_output=True, text=True).stdout
+    print(out)
+
+    def latency(pct):
+        m = re.search(rf"\s{pct}%\s+([\d.]+)(us|ms|s)", out)
+        return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+
+    return {"connections": 50, "seconds": seconds, "body_bytes": len(body),
+            "requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50_ms": latency(50), "p90_ms": latency(90), "p99_ms": latency(99)}
+
+
+def report(name, f):
+    print(f"{name} ({f['body_bytes']} bytes): {f['requests_per_second']:.0f} requests/s, "
+          f"p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, p99 {f['p99_ms']:.2f} ms")
 
 
 def main():
@@ -107,25 +132,25 @@ def main():
         line = server.stderr.readline()
         port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
         time.sleep(1.5)
-        body = subprocess.run(["curl", "-s", f"http://127.0.0.1:{port}/metrics"],
-                              capture_output=True, text=True).stdout if shutil.which("curl") else ""
-        out = subprocess.run(["wrk", "-t", "2", "-c", "50", "-d", f"{args.wrk_seconds}s", "--latency",
-                              f"http://127.0.0.1:{port}/metrics"], capture_output=True, text=True).stdout
+        figures["metrics_endpoint"] = load(f"http://127.0.0.1:{port}/metrics", args.wrk_seconds)
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=30)
-        print(out)
-        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-
-        def latency(pct):
-            m = re.search(rf"\s{pct}%\s+([\d.]+)(us|ms|s)", out)
-            scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
-            return float(m.group(1)) * scale
-
-        figures["metrics_endpoint"] = {"connections": 50, "seconds": args.wrk_seconds,
-                                       "requests_per_second": rps, "p50_ms": latency(50),
-                                       "p99_ms": latency(99), "body_bytes": len(body)}
-        print(f"/metrics ({len(body)} bytes): {rps:.0f} requests/s, p50 {latency(50):.2f} ms, "
-              f"p99 {latency(99):.2f} ms")
+        report("parity /metrics", figures["metrics_endpoint"])
+        # The peer: Prometheus's node_exporter (Debian's prometheus-node-exporter, default
+        # collectors on this machine's /proc and /sys), under the same load in the same run.
+        peer = shutil.which("prometheus-node-exporter")
+        if peer:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                peer_port = s.getsockname()[1]
+            node = subprocess.Popen([peer, f"--web.listen-address=127.0.0.1:{peer_port}"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.5)
+            figures["node_exporter"] = load(f"http://127.0.0.1:{peer_port}/metrics",
+                                            args.wrk_seconds)
+            node.terminate()
+            node.wait(timeout=30)
+            report("node_exporter /metrics", figures["node_exporter"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:

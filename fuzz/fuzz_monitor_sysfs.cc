@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -35,8 +36,17 @@ constexpr std::array<std::string_view, 16> kFiles = {
     "sys/devices/system/edac/mc/mc0/ce_count",
 };
 
+/// The tree, made once per process and removed at exit.
+struct Tree {
+  std::filesystem::path dir;
+  ~Tree() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
 const std::filesystem::path& Root() {
-  static const std::filesystem::path root = [] {
+  static const Tree tree{[] {
     auto dir = std::filesystem::temp_directory_path() /
                ("parity_fuzz_sysfs_" + std::to_string(::getpid()));
     for (std::string_view file : kFiles) {
@@ -47,8 +57,8 @@ const std::filesystem::path& Root() {
     std::ofstream(dir / "sys/class/powercap/intel-rapl:0/name") << "package-0\n";
     std::ofstream(dir / "sys/class/hwmon/hwmon1/name") << "coretemp\n";
     return dir;
-  }();
-  return root;
+  }()};
+  return tree.dir;
 }
 
 }  // namespace
@@ -63,8 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     at = end + 1;
   }
   const parity::monitor::Roots roots{(Root() / "sys").string(), (Root() / "proc").string()};
-  for (auto source :
-       {parity::monitor::MakeAmdgpuSource(roots), parity::monitor::MakeHostSource(roots)}) {
+  std::unique_ptr<parity::monitor::TelemetrySource> sources[] = {
+      parity::monitor::MakeAmdgpuSource(roots), parity::monitor::MakeHostSource(roots)};
+  for (auto& source : sources) {
     if (!source->Open().ok()) continue;
     for (std::size_t i = 0; i < source->devices().size(); ++i) {
       (void)source->Read(i, 1.0).ok();

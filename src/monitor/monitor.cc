@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "core/spellcheck.h"
@@ -20,7 +21,9 @@
 namespace parity::monitor {
 namespace {
 
-using Key = std::pair<std::string, Labels>;
+/// A series in the run's statistics: the device index (-1 for the host), metric, the
+/// reading's own labels. Cheaper to compare than the full label set with uuid and model.
+using Key = std::tuple<int, std::string, Labels>;
 
 std::atomic<bool> g_stop{false};
 
@@ -145,25 +148,25 @@ std::string HostLine(const std::vector<Reading>& host) {
   return line;
 }
 
-void Accumulate(std::map<Key, SeriesStats>& stats, const std::string& metric, Labels labels,
-                double value) {
+void Accumulate(std::map<Key, SeriesStats, std::less<>>& stats, int device,
+                const Labels* device_labels, const Reading& r) {
   constexpr std::size_t kMaxSeries = 65536;
-  Key key{metric, std::move(labels)};
-  auto it = stats.find(key);
+  auto it = stats.find(std::forward_as_tuple(device, r.metric, r.labels));
   if (it == stats.end()) {
     if (stats.size() >= kMaxSeries) return;
     SeriesStats s;
-    s.metric = key.first;
-    s.labels = key.second;
-    s.min = s.max = value;
-    it = stats.emplace(std::move(key), std::move(s)).first;
+    s.metric = r.metric;
+    s.labels = r.labels;
+    if (device_labels) s.labels.insert(device_labels->begin(), device_labels->end());
+    s.min = s.max = r.value;
+    it = stats.emplace(Key{device, r.metric, r.labels}, std::move(s)).first;
   }
   SeriesStats& s = it->second;
   ++s.count;
-  s.min = std::min(s.min, value);
-  s.max = std::max(s.max, value);
-  s.sum += value;
-  s.last = value;
+  s.min = std::min(s.min, r.value);
+  s.max = std::max(s.max, r.value);
+  s.sum += r.value;
+  s.last = r.value;
 }
 
 }  // namespace
@@ -300,7 +303,7 @@ Result<MonitorRun> RunMonitor(Sampler& sampler, RuleEngine& rules, const Monitor
   ExporterState state;
   for (const Rule& rule : rules.rules()) state.alerts_total[rule.name] = 0;
   MonitorRun run;
-  std::map<Key, SeriesStats> stats;
+  std::map<Key, SeriesStats, std::less<>> stats;
   const auto report = [&](const std::string& problem) {
     run.problems.push_back(problem);
     if (!options.quiet) std::fprintf(stderr, "parity: warning: %s\n", problem.c_str());
@@ -342,13 +345,9 @@ Result<MonitorRun> RunMonitor(Sampler& sampler, RuleEngine& rules, const Monitor
     }
     for (const DeviceReadings& d : sample.devices) {
       const Labels device_labels = DeviceLabels(d);
-      for (const Reading& r : d.readings) {
-        Labels labels = device_labels;
-        labels.insert(r.labels.begin(), r.labels.end());
-        Accumulate(stats, r.metric, std::move(labels), r.value);
-      }
+      for (const Reading& r : d.readings) Accumulate(stats, d.device, &device_labels, r);
     }
-    for (const Reading& r : sample.host) Accumulate(stats, r.metric, r.labels, r.value);
+    for (const Reading& r : sample.host) Accumulate(stats, -1, nullptr, r);
     ++run.samples;
     state.samples_total = run.samples;
     if (exporter) {

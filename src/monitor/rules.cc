@@ -453,10 +453,16 @@ bool Holds(Op op, double value, double threshold) {
   return false;
 }
 
-bool Matches(const LabelMatchers& matchers, const Labels& labels) {
+/// Whether the series with `labels` (and `device_labels`, when not null) matches every
+/// matcher. A reading's own labels never share a name with the device labels.
+bool Matches(const LabelMatchers& matchers, const Labels& labels, const Labels* device_labels) {
   for (const auto& [label, values] : matchers) {
-    const auto it = labels.find(label);
-    if (it == labels.end()) return false;
+    auto it = labels.find(label);
+    if (it == labels.end()) {
+      if (device_labels == nullptr) return false;
+      it = device_labels->find(label);
+      if (it == device_labels->end()) return false;
+    }
     if (std::find(values.begin(), values.end(), it->second) == values.end()) return false;
   }
   return true;
@@ -580,50 +586,57 @@ RuleEngine::RuleEngine(std::vector<Rule> rules) : rules_(std::move(rules)) {
 std::vector<Alert> RuleEngine::Evaluate(const Sample& sample) {
   ++evaluation_;
   std::vector<Alert> alerts;
-  // Each series of the sample once, with its full labels; only metrics some rule watches.
+  // Each watched series of the sample once. A series is keyed by the monitor's device index
+  // (-1 for the host) and the reading's own labels: the device labels (device, uuid, model,
+  // vendor) follow from the index, so they are merged in only for matching and for alerts.
   struct Series {
     const std::string* metric;
-    Labels labels;
+    int device;
+    const Labels* labels;         // the reading's own
+    const Labels* device_labels;  // nullptr for host readings
     double value;
   };
   std::vector<Series> series;
+  std::vector<Labels> device_labels;
+  device_labels.reserve(sample.devices.size());
   const auto watched = [&](const Reading& reading) {
     if (!std::isfinite(reading.value)) return false;  // as if unreadable
     return std::any_of(rules_.begin(), rules_.end(),
                        [&](const Rule& rule) { return rule.metric == reading.metric; });
   };
   for (const DeviceReadings& device : sample.devices) {
-    std::optional<Labels> device_labels;
+    device_labels.push_back(DeviceLabels(device));
     for (const Reading& reading : device.readings) {
       if (!IsDeviceMetric(reading.metric) || !watched(reading)) continue;
-      if (!device_labels) device_labels = DeviceLabels(device);
-      Labels labels = *device_labels;
-      labels.insert(reading.labels.begin(), reading.labels.end());
-      series.push_back({&reading.metric, std::move(labels), reading.value});
+      series.push_back(
+          {&reading.metric, device.device, &reading.labels, &device_labels.back(), reading.value});
     }
   }
   for (const Reading& reading : sample.host) {
     if (IsDeviceMetric(reading.metric) || !watched(reading)) continue;
-    series.push_back({&reading.metric, reading.labels, reading.value});
+    series.push_back({&reading.metric, -1, &reading.labels, nullptr, reading.value});
   }
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     if (specs_[i] == nullptr) continue;
     for (const Series& s : series) {
-      if (*s.metric != rules_[i].metric || !Matches(rules_[i].labels, s.labels)) continue;
-      Step(i, s.labels, s.value, sample, &alerts);
+      if (*s.metric != rules_[i].metric || !Matches(rules_[i].labels, *s.labels, s.device_labels)) {
+        continue;
+      }
+      Step(i, s.device, *s.labels, s.device_labels, s.value, sample, &alerts);
     }
   }
   return alerts;
 }
 
-void RuleEngine::Step(std::size_t rule_index, const Labels& labels, double value,
-                      const Sample& sample, std::vector<Alert>* alerts) {
+void RuleEngine::Step(std::size_t rule_index, int device, const Labels& own_labels,
+                      const Labels* device_labels, double value, const Sample& sample,
+                      std::vector<Alert>* alerts) {
   const Rule& rule = rules_[rule_index];
-  std::map<Labels, SeriesState>& states = state_[rule_index];
-  auto it = states.find(labels);
+  auto& states = state_[rule_index];
+  auto it = states.find(std::forward_as_tuple(device, own_labels));
   if (it == states.end()) {
     if (tracked_series_ >= kMaxSeries) return;
-    it = states.emplace(labels, SeriesState{}).first;
+    it = states.emplace(SeriesKey{device, own_labels}, SeriesState{}).first;
     ++tracked_series_;
   }
   SeriesState& state = it->second;
@@ -710,6 +723,8 @@ void RuleEngine::Step(std::size_t rule_index, const Labels& labels, double value
       detail += fmt::format(" for {} samples", rule.for_samples);
     }
   }
+  Labels labels = own_labels;
+  if (device_labels != nullptr) labels.insert(device_labels->begin(), device_labels->end());
   Alert alert;
   alert.rule = rule.name;
   alert.severity = rule.severity;

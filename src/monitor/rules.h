@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "core/json_util.h"
@@ -158,12 +159,16 @@ class RuleEngine {
     std::deque<RatePoint> history;  // oldest first
   };
 
-  void Step(std::size_t rule_index, const Labels& labels, double value, const Sample& sample,
+  /// A series: the monitor's device index (-1 for the host) and the reading's own labels.
+  using SeriesKey = std::tuple<int, Labels>;
+
+  void Step(std::size_t rule_index, int device, const Labels& own_labels,
+            const Labels* device_labels, double value, const Sample& sample,
             std::vector<Alert>* alerts);
 
   std::vector<Rule> rules_;
-  std::vector<const MetricSpec*> specs_;              // per rule; nullptr: not in the catalogue
-  std::vector<std::map<Labels, SeriesState>> state_;  // per rule
+  std::vector<const MetricSpec*> specs_;  // per rule; nullptr: not in the catalogue
+  std::vector<std::map<SeriesKey, SeriesState, std::less<>>> state_;  // per rule
   std::size_t tracked_series_ = 0;
   std::uint64_t evaluation_ = 0;
 };

@@ -110,9 +110,17 @@ std::optional<double> Scaled(std::optional<uint64_t> value, double scale) {
   return static_cast<double>(*value) * scale;
 }
 
+/// Where a card's readings are: found at Open() and again every kRediscoverReads reads, so a
+/// sample opens only the files that hold values (labels and directory listings don't change).
 struct Card {
-  std::string device_dir;  ///< class/drm/cardN/device
+  std::string device_dir;                                         ///< class/drm/cardN/device
+  std::string hwmon;                                              ///< device/hwmon/hwmonM, or empty
+  std::vector<std::pair<std::string, std::string>> temperatures;  ///< (tempN_input, sensor)
+  std::vector<std::pair<std::string, std::string>> ras;           ///< (<block>_err_count, block)
+  uint64_t reads = 0;
 };
+
+constexpr uint64_t kRediscoverReads = 60;
 
 class AmdgpuSource final : public TelemetrySource {
  public:
@@ -132,7 +140,9 @@ class AmdgpuSource final : public TelemetrySource {
     }
     std::sort(found.begin(), found.end());
     for (const auto& [number, device] : found) {
-      cards_.push_back({device});
+      Card card;
+      card.device_dir = device;
+      cards_.push_back(std::move(card));
       devices_.push_back(Describe(device));
     }
     if (cards_.empty()) return Status::Unavailable("no AMD GPU under " + drm);
@@ -145,13 +155,14 @@ class AmdgpuSource final : public TelemetrySource {
     if (index >= cards_.size()) {
       return Status::Internal("amdgpu source: no device " + std::to_string(index));
     }
-    const std::string& dir = cards_[index].device_dir;
+    Card& card = cards_[index];
+    const std::string& dir = card.device_dir;
     if (ReadUnsigned(JoinPath(dir, "vendor")) != 0x1002u) {
       return Status::Unavailable(dir + ": the device is gone");
     }
+    if (card.reads++ % kRediscoverReads == 0) Discover(card);
     std::vector<Reading> out;
-    const std::string hwmon = Hwmon(dir);
-    if (!hwmon.empty()) ReadHwmon(hwmon, out);
+    if (!card.hwmon.empty()) ReadHwmon(card, out);
     auto busy = ReadUnsigned(JoinPath(dir, "gpu_busy_percent"));
     if (busy && *busy <= 100) {
       AddReading(out, "gpu_utilization_ratio", {}, static_cast<double>(*busy) / 100.0);
@@ -164,7 +175,7 @@ class AmdgpuSource final : public TelemetrySource {
                CurrentDpmHertz(JoinPath(dir, "pp_dpm_sclk")));
     AddReading(out, "gpu_clock_hertz", {{"domain", "memory"}},
                CurrentDpmHertz(JoinPath(dir, "pp_dpm_mclk")));
-    ReadRas(JoinPath(dir, "ras"), out);
+    ReadRas(card, out);
     AddReading(out, "gpu_pcie_replay_total", {},
                AsDouble(ReadUnsigned(JoinPath(dir, "pcie_replay_count"))));
     AddReading(out, "gpu_pcie_link_generation", {},
@@ -219,19 +230,38 @@ class AmdgpuSource final : public TelemetrySource {
     return info;
   }
 
-  static void ReadHwmon(const std::string& hwmon, std::vector<Reading>& out) {
-    // temp1/2/3 are edge, junction and memory (Documentation/gpu/amdgpu/thermal.rst); the
-    // label files say which, and a board without a sensor has neither file.
-    constexpr std::string_view kDefaultSensor[] = {"edge", "junction", "memory"};
-    for (int i = 1; i <= 3; ++i) {
-      const std::string prefix = JoinPath(hwmon, "temp" + std::to_string(i));
-      auto milli = ReadSigned(prefix + "_input");
-      if (!milli) continue;
-      std::string sensor(kDefaultSensor[i - 1]);
-      if (auto label = ReadTrimmed(prefix + "_label")) {
-        sensor = *label == "mem" ? "memory" : *label;
-        if (sensor != "edge" && sensor != "junction" && sensor != "memory") continue;
+  /// The card's hwmon directory, its temperature sensors and its RAS counters.
+  static void Discover(Card& card) {
+    card.hwmon = Hwmon(card.device_dir);
+    card.temperatures.clear();
+    if (!card.hwmon.empty()) {
+      // temp1/2/3 are edge, junction and memory (Documentation/gpu/amdgpu/thermal.rst); the
+      // label files say which, and a board without a sensor has neither file.
+      constexpr std::string_view kDefaultSensor[] = {"edge", "junction", "memory"};
+      for (int i = 1; i <= 3; ++i) {
+        const std::string prefix = JoinPath(card.hwmon, "temp" + std::to_string(i));
+        std::string sensor(kDefaultSensor[i - 1]);
+        if (auto label = ReadTrimmed(prefix + "_label")) {
+          sensor = *label == "mem" ? "memory" : *label;
+          if (sensor != "edge" && sensor != "junction" && sensor != "memory") continue;
+        }
+        card.temperatures.emplace_back(prefix + "_input", sensor);
       }
+    }
+    card.ras.clear();
+    const std::string ras = JoinPath(card.device_dir, "ras");
+    for (const std::string& entry : ListDirectory(ras, 64)) {
+      constexpr std::string_view kSuffix = "_err_count";
+      if (!std::string_view(entry).ends_with(kSuffix)) continue;
+      card.ras.emplace_back(JoinPath(ras, entry), entry.substr(0, entry.size() - kSuffix.size()));
+    }
+  }
+
+  static void ReadHwmon(const Card& card, std::vector<Reading>& out) {
+    const std::string& hwmon = card.hwmon;
+    for (const auto& [input, sensor] : card.temperatures) {
+      auto milli = ReadSigned(input);
+      if (!milli) continue;
       AddReading(out, "gpu_temperature_celsius", {{"sensor", sensor}},
                  static_cast<double>(*milli) / 1000.0);
     }
@@ -247,12 +277,9 @@ class AmdgpuSource final : public TelemetrySource {
                Scaled(ReadUnsigned(JoinPath(hwmon, "power1_cap")), 1e-6));
   }
 
-  static void ReadRas(const std::string& ras, std::vector<Reading>& out) {
-    for (const std::string& entry : ListDirectory(ras)) {
-      constexpr std::string_view kSuffix = "_err_count";
-      if (!std::string_view(entry).ends_with(kSuffix)) continue;
-      const std::string block = entry.substr(0, entry.size() - kSuffix.size());
-      auto text = ReadSmallFile(JoinPath(ras, entry), 4096);
+  static void ReadRas(const Card& card, std::vector<Reading>& out) {
+    for (const auto& [path, block] : card.ras) {
+      auto text = ReadSmallFile(path, 4096);
       if (!text) continue;
       const auto [ue, ce] = RasCounts(*text);
       AddReading(out, "gpu_ecc_errors_total", {{"severity", "correctable"}, {"block", block}},
@@ -262,7 +289,7 @@ class AmdgpuSource final : public TelemetrySource {
     }
     // gpu_vram_bad_pages: "pfn : size : flag" per page, flag R (reserved), P (pending) or F
     // (failed to reserve). Any other line makes the counts unreliable: all three absent.
-    auto pages = ReadSmallFile(JoinPath(ras, "gpu_vram_bad_pages"), 1 << 20);
+    auto pages = ReadSmallFile(JoinPath(card.device_dir, "ras/gpu_vram_bad_pages"), 1 << 20);
     if (!pages) return;
     uint64_t reserved = 0, pending = 0, failed = 0;
     std::string_view rest = *pages;

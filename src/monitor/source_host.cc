@@ -156,7 +156,11 @@ class HostSource final : public TelemetrySource {
     }
   }
 
-  void ReadHwmon(std::vector<Reading>& out) {
+  /// The temperature inputs of every non-GPU hwmon chip, with their labels: found once and
+  /// again every kRediscoverReads reads (labels and chips don't change while a host runs;
+  /// re-reading 2 files per sensor each second would double the monitor's cost).
+  void FindHwmonSensors() {
+    sensors_.clear();
     const std::string base = JoinPath(roots_.sysfs, "class/hwmon");
     // Chips by name; a name that more than one chip has (coretemp on a two-socket host, two
     // NVMe drives) becomes name.0, name.1, ... in hwmon order, so no two series collide.
@@ -177,17 +181,31 @@ class HostSource final : public TelemetrySource {
       const std::string chip = uses[name] > 1 ? name + "." + std::to_string(seen[name]++) : name;
       // tempN_input for every N the directory has: coretemp numbers them by core id + 2, with
       // gaps, past 64 on large CPUs.
+      std::vector<std::pair<uint64_t, std::string>> indices;
       for (const std::string& file : ListDirectory(dir)) {
         if (!file.starts_with("temp") || !file.ends_with("_input")) continue;
         const std::string index = file.substr(4, file.size() - 4 - 6);
-        if (!ParseUnsigned(index) || index.starts_with("0x")) continue;
-        const std::string prefix = JoinPath(dir, "temp" + index);
-        auto milli = ReadSigned(prefix + "_input");
-        if (!milli) continue;
-        std::string sensor = ReadTrimmed(prefix + "_label").value_or("temp" + index);
-        AddReading(out, "host_temperature_celsius", {{"chip", chip}, {"sensor", sensor}},
-                   static_cast<double>(*milli) / 1000.0);
+        auto number = ParseUnsigned(index);
+        if (!number || index.starts_with("0x")) continue;
+        indices.emplace_back(*number, index);
       }
+      std::sort(indices.begin(), indices.end());
+      for (const auto& [number, index] : indices) {
+        const std::string prefix = JoinPath(dir, "temp" + index);
+        std::string sensor = ReadTrimmed(prefix + "_label").value_or("temp" + index);
+        sensors_.push_back({prefix + "_input", {{"chip", chip}, {"sensor", std::move(sensor)}}});
+      }
+    }
+  }
+
+  void ReadHwmon(std::vector<Reading>& out) {
+    if (reads_ % kRediscoverReads == 0) FindHwmonSensors();
+    ++reads_;
+    for (const HwmonSensor& sensor : sensors_) {
+      auto milli = ReadSigned(sensor.input);
+      if (!milli) continue;
+      AddReading(out, "host_temperature_celsius", sensor.labels,
+                 static_cast<double>(*milli) / 1000.0);
     }
   }
 
@@ -251,8 +269,16 @@ class HostSource final : public TelemetrySource {
     }
   }
 
+  struct HwmonSensor {
+    std::string input;  ///< …/tempN_input
+    Labels labels;      ///< chip, sensor
+  };
+  static constexpr uint64_t kRediscoverReads = 60;
+
   Roots roots_;
   std::vector<DeviceInfo> devices_;
+  std::vector<HwmonSensor> sensors_;
+  uint64_t reads_ = 0;
   std::optional<CpuTimes> last_cpu_;
   std::vector<RaplZone> rapl_;
 };

@@ -28,6 +28,11 @@ std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t li
     }
     if (got == 0) break;
     out.append(buffer, static_cast<std::size_t>(got));
+    // Within one page, a short read is the end of a sysfs attribute or a regular file: one
+    // read() per file rather than two (the monitor reads hundreds each second). Larger files
+    // (binary attributes such as gpu_vram_bad_pages, which hand out whole lines per read) are
+    // read to the end.
+    if (limit <= 4096 && static_cast<std::size_t>(got) < want) break;
   }
   ::close(fd);
   if (failed) return std::nullopt;
@@ -42,7 +47,7 @@ std::string_view Trim(std::string_view text) {
 }
 
 std::optional<std::string> ReadTrimmed(const std::string& path) {
-  auto text = ReadSmallFile(path);
+  auto text = ReadSmallFile(path, 4096);
   if (!text) return std::nullopt;
   std::string_view view = *text;
   view = view.substr(0, view.find('\n'));

@@ -13,7 +13,8 @@
 namespace parity::monitor {
 
 /// The file's contents, at most `limit` bytes (sysfs attributes are at most a page; a larger
-/// file is cut, not read whole). nullopt when it can't be opened or read.
+/// file is cut, not read whole). With `limit` at most 4096, one short read() ends the file.
+/// nullopt when it can't be opened or read.
 std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t limit = 65536);
 
 /// The file's first line without surrounding white space; nullopt when unreadable or empty.
