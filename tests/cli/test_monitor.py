@@ -10,6 +10,7 @@ PARITY_TEST_PLUGINS (the fake vendor libraries).
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -512,6 +513,36 @@ class Exporter(unittest.TestCase):
         except subprocess.TimeoutExpired:
             prom.kill()
             prom.communicate()
+
+
+class Deploy(unittest.TestCase):
+    """deploy/: the Prometheus files pass promtool, and the dashboard queries only metrics the
+    monitor exports."""
+    DEPLOY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "deploy")
+
+    def promtool(self, *args):
+        r = subprocess.run(["promtool", *args], capture_output=True, text=True, timeout=120,
+                           cwd=os.path.join(self.DEPLOY, "prometheus"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_prometheus_files(self):
+        self.promtool("check", "rules", "parity-alerts.yml")
+        self.promtool("test", "rules", "parity-alerts.test.yml")
+        self.promtool("check", "config", "--syntax-only", "prometheus.yml")
+
+    def test_dashboard_metrics_exist(self):
+        with open(os.path.join(self.DEPLOY, "grafana", "parity-dashboard.json")) as f:
+            text = f.read()
+        json.loads(text)
+        names = set(re.findall(r"\bparity_[a-z_]+", text))
+        self.assertIn("parity_gpu_temperature_celsius", names)
+        with open(os.path.join(os.path.dirname(self.DEPLOY), "src", "monitor", "metrics.cc")) as f:
+            catalogue = {"parity_" + m for m in re.findall(r'\{"((?:gpu|host)_[a-z_]+)"', f.read())}
+        catalogue |= {"parity_alerts_total", "parity_source_up", "parity_monitor_samples_total",
+                      "parity_monitor_last_sample_timestamp_seconds"}
+        unknown = sorted(n for n in names if n not in catalogue)
+        self.assertEqual(unknown, [], "dashboard queries metrics the monitor does not export")
 
 
 if __name__ == "__main__":
