@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/common.h"
 #include "core/exit_code.h"
+#include "core/text.h"
 #include "core/text_table.h"
 #include "monitor/alert_exec.h"
 #include "monitor/exporter.h"
@@ -20,17 +21,6 @@
 
 namespace parity::cli {
 namespace {
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    if (end > begin) out.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return out;
-}
 
 std::string LabelsText(const monitor::Labels& labels) {
   std::string out;
@@ -152,8 +142,8 @@ int RunMonitor(int argc, char** argv) {
     options.duration_seconds = duration;
   }
   if (!alert_exec.empty()) {
-    auto argv_words = monitor::SplitCommand(alert_exec);
-    if (!argv_words.ok()) return Fail(argv_words.status());
+    auto argv_words = SplitCommand(alert_exec);
+    if (!argv_words.ok()) return Fail(argv_words.status().WithContext("--alert-exec"));
     options.alert_exec = std::move(argv_words).value();
   }
   if (!serve.empty()) {

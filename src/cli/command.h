@@ -32,6 +32,7 @@ int RunRng(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunDevices(int argc, char** argv);
 int RunMonitor(int argc, char** argv);
+int RunStress(int argc, char** argv);
 
 }  // namespace parity::cli
 

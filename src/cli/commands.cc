@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 9> kCommands = {{
+constexpr std::array<Command, 10> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -34,6 +34,8 @@ constexpr std::array<Command, 9> kCommands = {{
      RunDevices},
     {"monitor", "GPU and host telemetry, threshold rules and alerts, a Prometheus exporter",
      RunMonitor},
+    {"stress", "burn and training workloads supervised: SDC checks, checkpoints, fault injection",
+     RunStress},
 }};
 
 void PrintUsage(std::FILE* out) {

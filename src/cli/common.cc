@@ -73,6 +73,17 @@ int DispatchSubcommand(std::string_view group, std::string_view usage,
   return kExitUsage;
 }
 
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
 int Fail(const Status& status) {
   std::fprintf(stderr, "parity: error: %s\n", status.message().c_str());
   return ExitCodeFor(status);

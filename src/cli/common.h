@@ -47,6 +47,9 @@ struct Subcommand {
 int DispatchSubcommand(std::string_view group, std::string_view usage,
                        const std::vector<Subcommand>& subcommands, int argc, char** argv);
 
+/// The non-empty items of a comma-separated list ("nvml,,host" is nvml and host).
+std::vector<std::string> SplitList(const std::string& text);
+
 /// Prints "parity: error: <message>" to stderr and returns the exit code for `status`.
 int Fail(const Status& status);
 

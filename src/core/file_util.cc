@@ -2,11 +2,14 @@
 #include "core/file_util.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace parity {
 namespace {
@@ -53,6 +56,34 @@ Status WriteTextFile(const std::string& path, std::string_view text) {
     return Status::Ok();
   }
   return WriteFileAtomically(path, {AsBytes(text)});
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes,
+                                  std::string_view what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return Status::Invalid(path, fmt::format("is a directory, not a {}", what));
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::Invalid(path, std::string("cannot read the file: ") +
+                                     (errno != 0 ? std::strerror(errno) : "open failed"));
+  }
+  std::string text;
+  char buffer[64 * 1024];
+  while (in) {
+    in.read(buffer, sizeof buffer);
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      const std::string cap = max_bytes % (std::size_t{1} << 20) == 0
+                                  ? fmt::format("{} MiB", max_bytes >> 20)
+                                  : fmt::format("{} bytes", max_bytes);
+      return Status::Invalid(path, fmt::format("larger than a {} may be ({})", what, cap));
+    }
+  }
+  if (in.bad()) return Status::Invalid(path, "cannot read the file: read error");
+  return text;
 }
 
 }  // namespace parity

@@ -22,6 +22,12 @@ inline Status WriteFileAtomically(const std::string& path,
   return WriteFileAtomically(path, std::span(pieces.begin(), pieces.size()));
 }
 
+/// The contents of `path`, a small text file of the kind `what` names ("rules file"). kInvalidInput
+/// naming the file when it is a directory, can't be read, or holds more than `max_bytes`
+/// ("larger than a rules file may be (1 MiB)"); nothing past the cap is read.
+Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes,
+                                  std::string_view what);
+
 /// Writes `text` to `path` ("-" means standard output), atomically for files.
 Status WriteTextFile(const std::string& path, std::string_view text);
 

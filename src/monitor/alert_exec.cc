@@ -2,6 +2,7 @@
 #include "monitor/alert_exec.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,42 +16,6 @@
 extern char** environ;
 
 namespace parity::monitor {
-
-Result<std::vector<std::string>> SplitCommand(const std::string& command) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;
-  for (std::size_t i = 0; i < command.size(); ++i) {
-    const char c = command[i];
-    if (quote) {
-      if (c == quote) {
-        quote = 0;
-      } else if (c == '\\' && quote == '"' && i + 1 < command.size()) {
-        word += command[++i];
-      } else {
-        word += c;
-      }
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      in_word = true;
-    } else if (c == '\\' && i + 1 < command.size()) {
-      word += command[++i];
-      in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (quote) return Status::Invalid("--alert-exec", "unclosed quote in '" + command + "'");
-  if (in_word) words.push_back(std::move(word));
-  if (words.empty()) return Status::Invalid("--alert-exec", "empty command");
-  return words;
-}
 
 AlertRunner::AlertRunner(std::vector<std::string> argv, double timeout_seconds)
     : argv_(std::move(argv)), timeout_(timeout_seconds) {}
@@ -82,15 +47,28 @@ Status AlertRunner::Run(const std::string& json, double now_seconds) {
   }
   children_.push_back({pid, now_seconds});
   // An alert is a few hundred bytes, well inside a pipe's buffer: this write does not block
-  // on a child that never reads. A child that exits first gets EPIPE here, not SIGPIPE.
+  // on a child that never reads. A child that exits first gives EPIPE here: SIGPIPE is blocked
+  // in this thread around the write, and one it raised is taken off before unblocking.
   const std::string line = json + "\n";
+  sigset_t pipe_signal, old_mask;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old_mask);
   std::size_t written = 0;
+  bool broken = false;
   while (written < line.size()) {
     const ssize_t n = ::write(fds[1], line.data() + written, line.size() - written);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EPIPE) broken = true;
     if (n <= 0) break;
     written += static_cast<std::size_t>(n);
   }
+  if (broken && !sigismember(&old_mask, SIGPIPE)) {
+    const struct timespec now {};
+    while (::sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::close(fds[1]);
   return Status::Ok();
 }

@@ -11,11 +11,6 @@
 
 namespace parity::monitor {
 
-/// Splits CMD into words: white space separates, single or double quotes group, a backslash
-/// escapes the next character. No expansion of any kind. kInvalidInput on an unclosed quote
-/// or an empty command.
-Result<std::vector<std::string>> SplitCommand(const std::string& command);
-
 /// Runs alert programs one per alert, never waiting on them in the sampling loop: children are
 /// reaped as they end; one still running after `timeout_seconds` is killed. At most 16 run at
 /// once; an alert beyond that is dropped with a warning rather than stall the monitor.

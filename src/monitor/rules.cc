@@ -18,6 +18,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/file_util.h"
 #include "core/spellcheck.h"
 
 namespace parity::monitor {
@@ -526,26 +527,8 @@ Result<std::vector<Rule>> ParseRules(std::string_view yaml_text, std::string_vie
 }
 
 Result<std::vector<Rule>> LoadRules(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    return Status::Invalid(path, "is a directory, not a rules file");
-  }
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::Invalid(path, std::string("cannot read the file: ") +
-                                     (errno != 0 ? std::strerror(errno) : "open failed"));
-  }
-  std::string text;
-  char buffer[64 * 1024];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxRulesFileBytes) {
-      return Status::Invalid(path, "larger than a rules file may be (1 MiB)");
-    }
-  }
-  if (in.bad()) return Status::Invalid(path, "cannot read the file: read error");
+  PARITY_ASSIGN_OR_RETURN(const std::string text,
+                          ReadSmallFile(path, kMaxRulesFileBytes, "rules file"));
   return ParseRules(text, path);
 }
 

@@ -227,7 +227,7 @@ class BadInput(unittest.TestCase):
                 (["--source", "nvm"], "did you mean 'nvml'"),
                 (["--serve", "9400"], "HOST:PORT"),
                 (["--serve", "127.0.0.1:99999"], "0..65535"),
-                (["--alert-exec", "notify 'unclosed"], "unclosed quote"),
+                (["--alert-exec", "notify 'unclosed"], "--alert-exec: the command has an unterminated '"),
                 (["--record", "/nonexistent/dir/x.jsonl"], "/nonexistent/dir/x.jsonl"),
                 (["--check"], "--rules"),
                 (["--rules", "/nonexistent/rules.yaml"], "/nonexistent/rules.yaml")):

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/text.h"
 #include "monitor/alert_exec.h"
 #include "monitor/exporter.h"
 #include "monitor/metrics.h"
