@@ -6,6 +6,7 @@
 #   2. parity bench --backend cuda --suite stream,gemm (every figure validated)
 #   3. bench/gpu_peer.cu: cuBLAS's own GEMM rate and the driver's device-to-device copy rate
 #   4. parity compare of the GPU's float32 GEMM products against the CPU's (--gemm-dump)
+#   5. parity stress: gemm-burn on the GPU for 30 s with a kill every 6 s and a planted bit flip
 # and prints a table: triad GB/s against the copy ceiling, GEMM GFLOP/s per dtype against
 # cuBLAS's own figure and the datasheet peak, validation status. The table is written, as a
 # section for docs/PERFORMANCE.md, to OUT/gpu-check.md (OUT: $OUT, else build-gpu/check).
@@ -72,10 +73,14 @@ log "cuBLAS and copy peer exit $peer_rc"
   --json "$out/compare.json" | tee "$out/compare.txt"
 compare_rc=$?
 log "parity compare (cpu float32 GEMM vs cuda) exit $compare_rc"
+"$parity" stress --backend cuda --workload gemm-burn --duration 30 --inject kill:every=6 \
+  --inject sdc:at=20 --json "$out/stress.json" --quiet
+stress_rc=$?
+log "parity stress (cuda gemm-burn drill) exit $stress_rc"
 set -e
 
 python3 scripts/gpu_check_report.py --out "$out" --bench-rc "$bench_rc" \
-  --compare-rc "$compare_rc" --peer-rc "$peer_rc" --seconds "$(( $(date +%s) - start ))"
+  --compare-rc "$compare_rc" --peer-rc "$peer_rc" --stress-rc "$stress_rc" --seconds "$(( $(date +%s) - start ))"
 report_rc=$?
 if [ "$record" = 1 ]; then
   { echo; cat "$out/gpu-check.md"; } >> docs/PERFORMANCE.md

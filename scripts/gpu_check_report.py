@@ -36,6 +36,8 @@ def main():
     p.add_argument("--peer-rc", type=int, default=0)
     p.add_argument("--compare-rc", type=int, default=0)
     p.add_argument("--seconds", type=int, default=0)
+    p.add_argument("--stress-rc", type=int, default=None,
+                   help="exit of the parity stress drill (1 expected: an SDC is planted)")
     a = p.parse_args()
     bench = load(os.path.join(a.out, "cuda.json")) or {"results": [], "platform": {}}
     peer = load(os.path.join(a.out, "peer.json")) or {}
@@ -97,6 +99,25 @@ def main():
               f"(exit {a.compare_rc})."]
     if a.compare_rc != 0:
         failures.append(f"parity compare exit {a.compare_rc}")
+    if a.stress_rc is not None:
+        stress_path = os.path.join(a.out, "stress.json")
+        stress = (load(stress_path) if os.path.exists(stress_path) else None) or {}
+        kills = [f for f in stress.get("faults", []) if f.get("kind") == "kill"]
+        sdc = [f for f in stress.get("faults", []) if f.get("kind") == "sdc"]
+        rec = stress.get("recovery_s", {})
+        thr = stress.get("throughput", {})
+        lines += ["", "parity stress, gemm-burn on the GPU with kills and a planted bit flip: "
+                  f"{stress.get('steps', '?')} steps, {fmt(thr.get('value'))} "
+                  f"{thr.get('unit', '')}; {sum(f['recovered'] for f in kills)} of {len(kills)} "
+                  f"kills recovered (median {fmt(rec.get('p50'), 3)} s, max "
+                  f"{fmt(rec.get('max'), 3)} s); planted flip "
+                  f"{'found at its position' if sdc and sdc[0]['recovered'] else 'MISSED'}; "
+                  f"lost steps {stress.get('lost_steps', '?')}, done twice "
+                  f"{stress.get('duplicated_steps', '?')} (exit {a.stress_rc})."]
+        if a.stress_rc != 1 or not sdc or not sdc[0]["recovered"] or \
+                stress.get("lost_steps") or stress.get("duplicated_steps") or \
+                any(not f["recovered"] for f in kills):
+            failures.append(f"parity stress drill (exit {a.stress_rc})")
     if a.bench_rc not in (0, 1):
         failures.append(f"parity bench exit {a.bench_rc}")
     if a.peer_rc != 0:

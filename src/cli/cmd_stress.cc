@@ -67,6 +67,11 @@ Status CheckTemplate(const std::vector<std::string>& words, const Json& params,
   }
   for (const char* name :
        {"checkpoint", "checkpoint_dir", "worker", "device", "step", "steps", "seed"}) {
+    if (values.contains(name)) {
+      return Status::Invalid("--cmd", fmt::format("{{{}}} is parity's own placeholder; name the "
+                                                  "parameter otherwise",
+                                                  name));
+    }
     values[name] = 0;
   }
   auto expanded = stress::ExpandCommand(words, values);

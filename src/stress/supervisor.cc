@@ -629,7 +629,17 @@ void Supervisor::HandleExit(Slot& slot) {
     }
   }
   const bool planned = slot.kill_expected || slot.watchdog_fired;
-  if (!planned) {
+  // A worker failing again before any step is the same fault, still open: counted on it.
+  const auto open = std::find_if(open_.begin(), open_.end(), [&](const OpenFault& f) {
+    return f.worker == slot.index && !run_.faults[f.record].injected;
+  });
+  if (!planned && open != open_.end()) {
+    FaultRecord& record = run_.faults[open->record];
+    ++record.repeats;
+    record.detail =
+        fmt::format("{} (and {} more times: last {})",
+                    record.detail.substr(0, record.detail.find(" (and ")), record.repeats, how);
+  } else if (!planned) {
     RecordUnplanned(slot, "worker-crash",
                     fmt::format("worker {} ended by itself ({}){}", slot.index, how,
                                 slot.tail.empty() ? "" : ": " + slot.tail.back()));

@@ -53,7 +53,8 @@ struct FaultRecord {
   bool recovered = false;
   std::optional<double> recovery_seconds;  ///< to the first step completed after it
   std::string detail;
-  Json planted;  ///< sdc: where the bit was flipped
+  Json planted;     ///< sdc: where the bit was flipped
+  int repeats = 0;  ///< a fault nobody injected: further failures before a step completed
 };
 
 struct WorkerSummary {

@@ -22,7 +22,7 @@ constexpr WorkloadInfo kWorkloads[] = {
     {"gemm-burn",
      "C = A·B on the device again and again, every entry checked against the first product and "
      "sampled entries against float64 (gpu-burn, DCGM diag)",
-     &MakeGemmBurn, "n=1024, dtype=float32, math=native, seed=1"},
+     &MakeGemmBurn, "n=1024 (GPUs 4096), dtype=float32, math=native, seed=1"},
     {"stream-burn",
      "BabelStream's copy, mul, add and triad, every element checked against BabelStream's "
      "expected value after every repetition",

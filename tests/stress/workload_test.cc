@@ -132,7 +132,7 @@ TEST(Workloads, TableInHelpOrder) {
   EXPECT_EQ(exec.create, nullptr);
   EXPECT_EQ(exec.params, "");
   EXPECT_EQ(exec.summary, "an external command template (--cmd), one JSON line per step on stdout");
-  EXPECT_EQ(Workloads()[0].params, "n=1024, dtype=float32, math=native, seed=1");
+  EXPECT_EQ(Workloads()[0].params, "n=1024 (GPUs 4096), dtype=float32, math=native, seed=1");
 }
 
 TEST(Workloads, FindSuggestsOrLists) {
