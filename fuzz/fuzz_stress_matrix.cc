@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       if (!(*again == *matrix)) Fail("MatrixToJson does not read back equal");
     }
   }
-  auto words = parity::stress::SplitCommand(text);
+  auto words = parity::SplitCommand(text);
   if (words.ok()) {
     (void)parity::stress::PlaceholderNames(*words);
     auto argv = parity::stress::ExpandCommand(*words, values);

@@ -257,7 +257,7 @@ Status Supervisor::Spawn(Slot& slot) {
   std::string resume;
   std::int64_t resume_step = 0;
   while (!slot.checkpoints.empty()) {
-    const CheckpointRecord& newest = slot.checkpoints.back();
+    const CheckpointRecord newest = slot.checkpoints.back();  // a copy: popped below
     auto digest = FileDigest(newest.path);
     if (digest.ok() && *digest == newest.digest) {
       resume = newest.path;
