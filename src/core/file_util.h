@@ -24,7 +24,7 @@ inline Status WriteFileAtomically(const std::string& path,
 
 /// The contents of `path`, a small text file of the kind `what` names ("rules file"). kInvalidInput
 /// naming the file when it is a directory, can't be read, or holds more than `max_bytes`
-/// ("larger than a rules file may be (1 MiB)"); nothing past the cap is read.
+/// ("larger than a rules file may be (1 MiB)"); reading stops at the first block past the cap.
 Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes,
                                   std::string_view what);
 

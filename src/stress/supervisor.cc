@@ -469,6 +469,9 @@ void Supervisor::HandleStep(Slot& slot, const Json& line) {
     slot.process_work += work;
   }
   slot.last_step_time = now;
+  if (line.contains("sdc_unlisted") && line["sdc_unlisted"].is_number_integer()) {
+    run_.sdc_count += std::max<std::int64_t>(line["sdc_unlisted"].get<std::int64_t>(), 0);
+  }
   if (line.contains("nondeterministic") && line["nondeterministic"].is_number_integer()) {
     run_.nondeterministic += line["nondeterministic"].get<std::int64_t>();
   }

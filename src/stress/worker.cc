@@ -178,6 +178,7 @@ int RunWorker(const WorkerOptions& options) {
     Json line = {{"step", step}, {"work", result->work}, {"seconds", Now() - begin}};
     if (result->loss) SetNumber(line, "loss", *result->loss);
     if (result->nondeterministic > 0) line["nondeterministic"] = result->nondeterministic;
+    if (result->sdc_unlisted > 0) line["sdc_unlisted"] = result->sdc_unlisted;
     if (!result->planted.is_null()) {
       Json planted = result->planted;
       planted["event"] = "planted";
@@ -223,6 +224,7 @@ Result<InlineRun> RunInline(const WorkerOptions& options, std::optional<double> 
       if (run.sdc.size() < 100) run.sdc.push_back(SdcEventToJson(event));
       ++run.sdc_events;
     }
+    run.sdc_events += result.sdc_unlisted;
     if (run.steps >= 2) {
       if (options.steps != 0 && run.steps >= options.steps) break;
       if (duration && last_end - start >= *duration) break;

@@ -5,7 +5,8 @@
 // The protocol the supervisor reads is the one `exec` commands speak: one JSON object per line
 // on standard output. A step: {"step": N, "work": W, "seconds": S, "loss": L,
 // "checkpoint": PATH} ("loss" when the workload has one, "checkpoint" when one was written,
-// "checkpoint_error": MESSAGE when writing it failed). Events: {"event": "ready" | "sdc" |
+// "checkpoint_error": MESSAGE when writing it failed, "sdc_unlisted": N for corrupt entries
+// beyond the SDC events listed). Events: {"event": "ready" | "sdc" |
 // "planted" | "oom" | "error" | "stopped", ...}. The supervisor sends control lines on standard
 // input: {"plant": "sdc", "seed": N} and {"oom": {"limit_bytes": N}}.
 #ifndef PARITY_STRESS_WORKER_H_

@@ -40,6 +40,8 @@ struct StepResult {
   std::optional<double> loss;  ///< the training loss of the step (train only)
   double work = 0.0;           ///< work done, in the workload's work_unit()
   std::vector<SdcEvent> sdc;   ///< corruption found in this step's results (empty: none)
+  /// Further corrupt entries found beyond those listed in `sdc` (a workload lists a few).
+  int64_t sdc_unlisted = 0;
   /// Result entries that differ bitwise from the first result but within the rounding bound
   /// (a nondeterministic library, not corruption).
   int64_t nondeterministic = 0;

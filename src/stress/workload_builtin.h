@@ -31,8 +31,8 @@ std::unique_ptr<StressWorkload> MakeTrain();
 
 namespace internal {
 
-/// SDC events a step reports at most; a step that finds more reports the first ones (in the
-/// order its checks ran) and drops the rest.
+/// SDC events a step lists at most; a step that finds more lists the first ones (in the order
+/// its checks ran) and counts the rest in StepResult::sdc_unlisted.
 inline constexpr std::size_t kMaxSdcEventsPerStep = 16;
 
 /// SplitMix64's finaliser: where a drill plants its flip, from its seed.

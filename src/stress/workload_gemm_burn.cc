@@ -311,9 +311,12 @@ Result<StepResult> GemmBurn::Step(int64_t step) {
   }
 
   const auto report = [&](SdcEvent event) {
-    // kMaxSdcEventsPerStep: the rest are dropped (a step that finds that many is broken
-    // enough; StepResult has no count for them).
-    if (result.sdc.size() < internal::kMaxSdcEventsPerStep) result.sdc.push_back(std::move(event));
+    // kMaxSdcEventsPerStep listed; the rest counted.
+    if (result.sdc.size() < internal::kMaxSdcEventsPerStep) {
+      result.sdc.push_back(std::move(event));
+    } else {
+      ++result.sdc_unlisted;
+    }
   };
 
   const std::size_t sampled_columns = sample_.columns.size();

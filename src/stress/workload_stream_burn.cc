@@ -190,8 +190,11 @@ Result<StepResult> StreamBurn::StepAs(int64_t step) {
       for (std::size_t i = 0; i < count; ++i) {
         const double is = static_cast<double>(host[i]);
         if (!wrong(is, should)) continue;
-        // kMaxSdcEventsPerStep: the rest are dropped (StepResult has no count for them).
-        if (result.sdc.size() >= internal::kMaxSdcEventsPerStep) continue;
+        // kMaxSdcEventsPerStep listed; the rest counted.
+        if (result.sdc.size() >= internal::kMaxSdcEventsPerStep) {
+          ++result.sdc_unlisted;
+          continue;
+        }
         result.sdc.push_back(SdcEvent{device_,
                                       step,
                                       "analytic",

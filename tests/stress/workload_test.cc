@@ -284,6 +284,9 @@ TEST(GemmBurn, EventsPerStepAreCapped) {
   for (const SdcEvent& e : r.sdc) EXPECT_EQ(e.check, "repeat");
   EXPECT_EQ(r.sdc[0].position, (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(r.sdc[1].position, (std::vector<int64_t>{0, 1}));
+  // The rest are counted, each entry once (32 x 32 entries).
+  EXPECT_GT(r.sdc_unlisted, 0);
+  EXPECT_LE(static_cast<int64_t>(r.sdc.size()) + r.sdc_unlisted, 32 * 32);
 }
 
 TEST(GemmBurn, ResumeContinuesCleanly) {
@@ -404,6 +407,8 @@ TEST(StreamBurn, WrongTriadIsReportedInAAndCapped) {
     EXPECT_EQ(r.sdc[i].position, (std::vector<int64_t>{static_cast<int64_t>(i)}));
     EXPECT_NEAR(r.sdc[i].got / r.sdc[i].expected, 1.001, 1e-12);
   }
+  // Every element of a is wrong: the ones not listed are counted.
+  EXPECT_EQ(static_cast<int64_t>(r.sdc.size()) + r.sdc_unlisted, 2048);
 }
 
 TEST(StreamBurn, ResumeContinuesCleanly) {
