@@ -240,6 +240,15 @@ class StressTest(unittest.TestCase):
             self.assertEqual(runs[0], runs[1])
             self.assertNotEqual(runs[0], runs[2])
 
+    def test_the_seed_matrix_in_deploy_runs(self):
+        m = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "stress",
+                         "seed-matrix.yaml")
+        p, doc = run_json(*TRAIN, "--steps", "450", "--matrix", m)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([c["step"] for c in doc["parameter_changes"]], [200, 400])
+        self.assertEqual(doc["matrix"]["seed"], 1)
+        self.assertLedgerClean(doc)
+
     def test_matrix_errors_are_exit_2_naming_the_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             m = self.write(tmp, "bad.yaml", "parameters:\n  lr: {range: [0, 1], scale: log}\n")
