@@ -175,6 +175,7 @@ class Supervisor {
     bool needs_new_process = false;
     bool needs_lift = false;  // disk-full: recovered once the limit is lifted
     bool sdc = false;
+    std::uint64_t plant_seed = 0;
     std::optional<std::int64_t> sdc_step;  // the step the flip was planted in
   };
 
@@ -221,6 +222,11 @@ class Supervisor {
   void Fire(const DueFault& due, Slot& slot);
   bool Eligible(const DueFault& due, const Slot& slot) const;
   void LiftDiskFull(Slot& slot, const std::string& why);
+  /// Tells a built-in worker to flip a bit in its next result.
+  void Plant(Slot& slot, std::uint64_t seed) {
+    const std::string message = Json{{"plant", "sdc"}, {"seed", seed}}.dump() + "\n";
+    (void)!::write(slot.in_fd, message.data(), message.size());
+  }
   void Sample();
   bool HasOpenFaults(const Slot& slot) const {
     return std::any_of(open_.begin(), open_.end(),
@@ -393,6 +399,10 @@ Status Supervisor::Spawn(Slot& slot) {
   slot.disk_full = false;
   slot.process_work = 0.0;
   ++slot.generation;
+  // A flip asked of the previous process that it did not live to plant: asked again.
+  for (const OpenFault& fault : open_) {
+    if (fault.sdc && fault.worker == slot.index && !fault.sdc_step) Plant(slot, fault.plant_seed);
+  }
   Event(T(), "worker-start", slot.index,
         fmt::format("worker {} started (pid {}) from {}", slot.index, pid,
                     resume.empty() ? std::string("the beginning")
@@ -760,11 +770,8 @@ void Supervisor::Fire(const DueFault& due, Slot& slot) {
       break;
     }
     case FaultKind::kSdc: {
-      const std::string message =
-          Json{{"plant", "sdc"}, {"seed", Mix(options_.seed ^ 0x5344430000ULL ^ due.occurrence)}}
-              .dump() +
-          "\n";
-      (void)!::write(slot.in_fd, message.data(), message.size());
+      open.plant_seed = Mix(options_.seed ^ 0x5344430000ULL ^ due.occurrence);
+      Plant(slot, open.plant_seed);
       open.sdc = true;
       record.detail = "one bit of one result to be flipped in the next step";
       break;
@@ -849,7 +856,7 @@ Result<StressRun> Supervisor::Run() {
     for (Slot& slot : slots_) {
       if (slot.state == SlotState::kBackoff && now >= slot.restart_at) {
         if (Status s = Spawn(slot); !s.ok()) {
-          fatal_ = slot.ever_stepped ? std::optional<Status>() : std::optional<Status>(s);
+          if (!slot.ever_stepped && !fatal_) fatal_ = s;
           slot.state = SlotState::kFailed;
           slot.failure = s.message();
           Event(T(), "worker-failed", slot.index, s.message());
