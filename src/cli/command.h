@@ -33,6 +33,8 @@ int RunBench(int argc, char** argv);
 int RunDevices(int argc, char** argv);
 int RunMonitor(int argc, char** argv);
 int RunStress(int argc, char** argv);
+int RunCollect(int argc, char** argv);
+int RunHistory(int argc, char** argv);
 
 }  // namespace parity::cli
 

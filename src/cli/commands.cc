@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 10> kCommands = {{
+constexpr std::array<Command, 12> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -36,6 +36,9 @@ constexpr std::array<Command, 10> kCommands = {{
      RunMonitor},
     {"stress", "burn and training workloads supervised: SDC checks, checkpoints, fault injection",
      RunStress},
+    {"collect", "run an acceptance plan on this machine into a bundle (resumable, levels 1-4)",
+     RunCollect},
+    {"history", "runs recorded in the results store, and the trends of their figures", RunHistory},
 }};
 
 void PrintUsage(std::FILE* out) {

@@ -27,4 +27,11 @@ std::string Dump(const Json& json) {
   return json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+std::string StringField(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return "";
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return "";
+  return it->get<std::string>();
+}
+
 }  // namespace parity

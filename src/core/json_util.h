@@ -4,6 +4,7 @@
 #define PARITY_CORE_JSON_UTIL_H_
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 namespace parity {
@@ -17,6 +18,10 @@ void SetNumber(Json& obj, std::string_view key, double value);
 
 /// {"format": format, "version": version}, the start of every machine-readable output.
 Json Document(std::string_view format, int version);
+
+/// obj[key] when `obj` is an object holding a string there; "" otherwise (absent, null, another
+/// type), where nlohmann's value() would throw.
+std::string StringField(const Json& obj, std::string_view key);
 
 /// Serialises with two-space indentation; invalid UTF-8 in strings is replaced, not thrown.
 std::string Dump(const Json& json);
