@@ -337,6 +337,24 @@ Result<CollectRun> Collector::Run() {
       run_.store_problem = opened.status().message();
     }
   }
+  if (previous) {
+    // A bundle is one machine's evidence, gathered up to its level: resuming it elsewhere, or
+    // at a lower level (which would mark the higher stages skipped), would mix or drop results.
+    const std::string was = StringField(*previous, "node");
+    if (!was.empty() && was != node_) {
+      return Status::Invalid(bundle_, fmt::format("was collected on {}, not on this machine ({}); "
+                                                  "give a new directory",
+                                                  was, node_));
+    }
+    const int level = previous->contains("level") && (*previous)["level"].is_number_integer()
+                          ? (*previous)["level"].get<int>()
+                          : 1;
+    if (options_.level < level) {
+      return Status::Invalid(bundle_, fmt::format("was collected at level {}; resume it at level "
+                                                  "{} or above, or give a new directory",
+                                                  level, level));
+    }
+  }
   const double now = UnixNow();
   Json& m = run_.manifest;
   m = Document("parity-bundle", 1);

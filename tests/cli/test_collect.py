@@ -284,6 +284,10 @@ class EveryStageKind(CollectBase):
         self.assertEqual(stage(doc, "second")["status"], "passed")
         with open(os.path.join(self.dir, "b", "logs", "second.log")) as f:
             self.assertEqual(f.read(), "level 2 on cpu\n")
+        # A lower level would drop the level-2 stage's result: refused.
+        r = self.collect(plan, "b", "--level", "1")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("was collected at level 2", r.stderr)
         # A stage whose keys changed runs again.
         with open(plan) as f:
             text = f.read()
@@ -540,6 +544,18 @@ class BadInput(CollectBase):
         r = run("collect", plan, "--no-store")
         self.assertEqual(r.returncode, 2)
         self.assertIn("-o BUNDLE", r.stderr)
+        # A bundle from another machine is not resumed here.
+        r = run("collect", plan, "-o", os.path.join(self.dir, "mine"), "--no-store")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        path = os.path.join(self.dir, "mine", "manifest.json")
+        with open(path) as f:
+            doc = json.load(f)
+        doc["node"] = "elsewhere"
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        r = run("collect", plan, "-o", os.path.join(self.dir, "mine"), "--no-store")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("was collected on elsewhere", r.stderr)
         r = run("collect", os.path.join(self.dir, "missing.yaml"), "-o", "x")
         self.assertEqual(r.returncode, 2)
         self.assertIn("missing.yaml", r.stderr)
