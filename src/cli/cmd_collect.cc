@@ -60,7 +60,9 @@ int RunCollect(int argc, char** argv) {
       "Rerunning on the same bundle keeps the stages that finished with the same settings and "
       "runs the rest, so an interrupted collect resumes. Each collect is recorded in the results "
       "store (parity history). Exit 0 when every stage that ran passed, 1 when one failed or "
-      "could not produce its result, 2 on a bad plan, 130 when interrupted.\n\nStage kinds "
+      "could not produce its result, 2 on a bad plan or bundle, 3 when nothing could run here, 130 "
+      "when "
+      "interrupted.\n\nStage kinds "
       "(every stage also takes name, level, by_level, timeout, estimate, description):" +
           KindsHelp(),
       &common);

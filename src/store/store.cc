@@ -299,9 +299,10 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   }
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, 5000);
+  // SQLite falls back to read-only when the file can't be written; a store must be.
+  if (sqlite3_db_readonly(db, "main") == 1) return Status::Invalid(path, "is not writable");
   // The first read of the file: this is where a file that is not a database shows.
   PARITY_ASSIGN_OR_RETURN(const int version, store->UserVersion());
-  if (sqlite3_db_readonly(db, "main") == 1) return Status::Invalid(path, "is not writable");
   if (version > kSchemaVersion) {
     return Status::Invalid(path, fmt::format("schema version {} is newer than this parity's ({})",
                                              version, kSchemaVersion));
