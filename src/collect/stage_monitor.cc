@@ -45,8 +45,9 @@ class MonitorStage final : public StageKind {
       }
     }
     if (params.contains("rules")) {
-      auto rules =
-          monitor::LoadRules(Resolve(context.plan_dir, params["rules"].get<std::string>()));
+      const std::string path = Resolve(context.plan_dir, params["rules"].get<std::string>());
+      PARITY_RETURN_IF_ERROR(CheckRegularFile("rules", path));
+      auto rules = monitor::LoadRules(path);
       if (!rules.ok())
         return Status::Invalid("", fmt::format("rules: {}", rules.status().message()));
     }

@@ -60,8 +60,9 @@ class StressStage final : public StageKind {
       }
     }
     if (params.contains("matrix")) {
-      auto matrix =
-          stress::LoadMatrix(Resolve(context.plan_dir, params["matrix"].get<std::string>()));
+      const std::string path = Resolve(context.plan_dir, params["matrix"].get<std::string>());
+      PARITY_RETURN_IF_ERROR(CheckRegularFile("matrix", path));
+      auto matrix = stress::LoadMatrix(path);
       if (!matrix.ok())
         return Status::Invalid("", fmt::format("matrix: {}", matrix.status().message()));
     }

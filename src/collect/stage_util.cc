@@ -150,6 +150,18 @@ std::string Resolve(const std::string& dir, const std::string& path) {
   return (std::filesystem::path(dir) / path).lexically_normal().string();
 }
 
+Status CheckRegularFile(const std::string& key, const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return Status::Invalid("", fmt::format("{}: {}: no such file", key, path));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return Status::Invalid("", fmt::format("{}: {}: not a regular file", key, path));
+  }
+  return Status::Ok();
+}
+
 std::string LastLogLine(const std::string& log_path) {
   const std::string tail = LogTail(log_path, 4096);
   std::size_t end = tail.size();

@@ -54,6 +54,10 @@ std::string BetterOfUnit(std::string_view unit);
 /// `path` resolved against `dir` unless absolute.
 std::string Resolve(const std::string& dir, const std::string& path);
 
+/// Checks that a file a plan names (`key`: rules, matrix) is a regular file, so that checking a
+/// plan never blocks on a FIFO or a device.
+Status CheckRegularFile(const std::string& key, const std::string& path);
+
 /// The last non-empty line of a log, printable and cut to one line ("" when none).
 std::string LastLogLine(const std::string& log_path);
 
