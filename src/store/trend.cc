@@ -49,12 +49,17 @@ Trend OneTrend(const std::vector<const SeriesPoint*>& points, double threshold) 
     move = t.last > t.first ? HUGE_VAL : -HUGE_VAL;
   }
   if (t.better == "lower") move = -move;
-  const double bound =
-      std::max(threshold, 3.0 * std::max(first.cv.value_or(0.0), last.cv.value_or(0.0)));
+  // Beyond the threshold (a share of the first value) and beyond the noise: three times the
+  // larger cv, on the log of the ratio when both values have one sign (noise on a rate is
+  // multiplicative, and a fall can't pass 100% however large it is).
+  const double noise = 3.0 * std::max(first.cv.value_or(0.0), last.cv.value_or(0.0));
+  const bool same_sign = t.first != 0.0 && (t.first > 0.0) == (t.last > 0.0) && t.last != 0.0;
+  const double spread = same_sign ? std::abs(std::log(t.last / t.first)) : std::abs(move);
+  const bool beyond = std::abs(move) > threshold && spread > noise;
   if (t.better == "higher" || t.better == "lower") {
-    t.verdict = move < -bound ? "regressed" : move > bound ? "improved" : "steady";
+    t.verdict = !beyond ? "steady" : move < 0 ? "regressed" : "improved";
   } else {
-    t.verdict = std::abs(move) > bound ? "changed" : "steady";
+    t.verdict = beyond ? "changed" : "steady";
   }
   return t;
 }

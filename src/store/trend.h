@@ -34,8 +34,9 @@ struct Trend {
 /// dtype, params) and computes each Trend, in key order. Invalid points are left out of the
 /// values, and so are non-finite ones; a series with no valid point gives no Trend. A series
 /// regressed when its last value is worse than its first (by `better`) by more than
-/// max(threshold, 3 * the larger cv of the first and last point) as a share of |first|;
-/// improved symmetrically; otherwise steady. With `better` unknown a move beyond that bound
+/// `threshold` as a share of |first|, and by more than the noise: 3 * the larger cv of the
+/// first and last point, compared with |ln(last / first)| when both have one sign (else with
+/// the share); improved symmetrically; otherwise steady. With `better` unknown a move beyond that bound
 /// either way is "changed". A first value of 0 has no relative change: any other last value is
 /// beyond every bound.
 std::vector<Trend> ComputeTrends(const std::vector<SeriesPoint>& points, double threshold);

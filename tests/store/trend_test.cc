@@ -53,6 +53,20 @@ TEST(ComputeTrends, DropBeyondThresholdRegresses) {
   EXPECT_EQ(t.better, "higher");
 }
 
+TEST(ComputeTrends, NoiseIsJudgedOnTheLogRatio) {
+  // A fall can't pass 100%, so with cv 50% a share-based noise bound (150%) would call even a
+  // fall to a ten-thousandth steady; on the log ratio, |ln(92 / 1e6)| = 9.29 > 1.5.
+  auto trends = ComputeTrends({Point(1, 1.0e6, 0.01), Point(2, 92.0, 0.5)}, 0.05);
+  ASSERT_EQ(trends.size(), 1u);
+  EXPECT_EQ(trends[0].verdict, "regressed");
+  // ln(0.5) = -0.69 is inside 3 * 30% = 0.9: noise, though the share (-50%) passes 5%.
+  trends = ComputeTrends({Point(1, 100.0, 0.3), Point(2, 50.0, 0.01)}, 0.05);
+  EXPECT_EQ(trends[0].verdict, "steady");
+  // Doubling: ln 2 = 0.69 > 3 * 20% = 0.6: improved.
+  trends = ComputeTrends({Point(1, 100.0, 0.2), Point(2, 200.0, 0.01)}, 0.05);
+  EXPECT_EQ(trends[0].verdict, "improved");
+}
+
 TEST(ComputeTrends, NoisySeriesNeedsALargerMove) {
   // The same -8% with cv 5%: the bound is 3 * 5% = 15%, so it is noise.
   auto trends = ComputeTrends({Point(1, 100.0, 0.05), Point(2, 92.0, 0.01)}, 0.05);
