@@ -136,7 +136,7 @@ EVERY_KIND = """\
       - kind: stress
         workload: gemm-burn
         params: {n: 64}
-        duration: 2.5
+        duration: 4
         inject: ["kill:at=0.8"]
       - kind: exec
         command: PY {plan_dir}/exec.py {out} {plan_dir}
@@ -454,7 +454,7 @@ class FailingStages(CollectBase):
               - kind: stress
                 workload: gemm-burn
                 params: {n: 64}
-                duration: 2
+                duration: 3
                 inject: ["sdc:at=0.5"]
             """)
         r = self.collect(plan, "b")
