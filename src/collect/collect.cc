@@ -15,6 +15,7 @@
 #include "bench/platform.h"
 #include "collect/bundle.h"
 #include "collect/stage.h"
+#include "collect/stage_util.h"
 #include "collect/telemetry.h"
 #include "core/file_util.h"
 #include "core/text_table.h"
@@ -46,11 +47,18 @@ std::string NewUid() {
   return Hex(bytes, sizeof bytes);
 }
 
-/// What a stage's result depends on: its kind, its keys at this level, and the backend for
-/// the kinds that use one. Files a stage names (matrix, rules) are named, not hashed.
-std::string StageDigest(const PlanStage& stage, const Json& params, const std::string& backend) {
+/// What a stage's result depends on: its kind, its keys at this level, the contents of the
+/// files it names (a stress matrix), and the backend for the kinds that use one. The scripts an
+/// exec, dump or quality command runs are its own business: --redo runs such a stage again.
+std::string StageDigest(const PlanStage& stage, const Json& params, const std::string& backend,
+                        const std::string& plan_dir) {
   Json what = {{"kind", stage.kind}, {"params", params}};
   if (stage.kind == "bench" || stage.kind == "stress") what["backend"] = backend;
+  if (params.contains("matrix") && params["matrix"].is_string()) {
+    auto text = ReadSmallFile(Resolve(plan_dir, params["matrix"].get<std::string>()),
+                              std::size_t{1} << 20, "matrix");
+    what["matrix_text"] = text.ok() ? *text : std::string();
+  }
   const std::string text = what.dump();
   unsigned char digest[32];
   crypto_generichash(digest, sizeof digest, reinterpret_cast<const unsigned char*>(text.data()),
@@ -385,7 +393,7 @@ Result<CollectRun> Collector::Run() {
   for (std::size_t i = 0; i < plan_.stages.size(); ++i) {
     const PlanStage& stage = plan_.stages[i];
     params_.push_back(EffectiveParams(stage, options_.level));
-    const std::string digest = StageDigest(stage, params_.back(), backend_);
+    const std::string digest = StageDigest(stage, params_.back(), backend_, plan_.dir);
     Json entry = {{"name", stage.name},
                   {"kind", stage.kind},
                   {"level", stage.level},
