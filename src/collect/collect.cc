@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -314,8 +315,14 @@ void Collector::Record() {
       stage.seconds = s["seconds"].get<double>();
     record.stages.push_back(stage);
     if (s.contains("metrics") && s["metrics"].is_array()) {
-      for (const Json& metric : s["metrics"])
+      for (const Json& metric : s["metrics"]) {
+        // A figure that is not a finite number is not a figure (the store refuses NaN).
+        if (!metric.is_object() || !metric.contains("value") || !metric["value"].is_number() ||
+            !std::isfinite(metric["value"].get<double>())) {
+          continue;
+        }
         record.metrics.push_back(MetricFromJson(stage.name, metric));
+      }
     }
   }
   if (Status s = store_->Record(record); !s.ok()) run_.store_problem = s.message();
