@@ -497,9 +497,12 @@ void Supervisor::HandleStep(Slot& slot, const Json& line) {
           fmt::format("checkpoint of step {} failed, the run goes on: {}", step, message));
     if (slot.disk_full) LiftDiskFull(slot, "after the failed checkpoint");
   }
+  // Two intervals: the worker may be steps ahead of the lines read so far, past the checkpoint
+  // the limit was meant for, so the first one it writes under the limit can be a full interval
+  // after the step the limit was set at.
   if (slot.disk_full && slot.ledger.last() - slot.disk_full_since_step >
-                            std::max<std::int64_t>(options_.checkpoint_every, 1)) {
-    LiftDiskFull(slot, "after a checkpoint interval without a reported failure");
+                            2 * std::max<std::int64_t>(options_.checkpoint_every, 1)) {
+    LiftDiskFull(slot, "after two checkpoint intervals without a reported failure");
   }
   // Recoveries: the first step after the fault (of a new process, for faults that end one).
   for (auto it = open_.begin(); it != open_.end();) {
