@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 12> kCommands = {{
+constexpr std::array<Command, 14> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -39,7 +39,17 @@ constexpr std::array<Command, 12> kCommands = {{
     {"collect", "run an acceptance plan on this machine into a bundle (resumable, levels 1-4)",
      RunCollect},
     {"history", "runs recorded in the results store, and the trends of their figures", RunHistory},
+    {"verify", "check a signed report: its Ed25519 signature and every file's SHA-256", RunVerify},
+    {"keygen", "make an Ed25519 key pair (KEY, KEY.pub) for signing reports", RunKeygen},
 }};
+
+constexpr bool EveryRowFilled() {
+  for (const Command& command : kCommands) {
+    if (command.name.empty() || command.run == nullptr) return false;
+  }
+  return true;
+}
+static_assert(EveryRowFilled(), "kCommands is larger than its rows: a row is missing");
 
 void PrintUsage(std::FILE* out) {
   std::string text = fmt::format(
