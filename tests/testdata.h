@@ -3,6 +3,9 @@
 #ifndef PARITY_TESTS_TESTDATA_H_
 #define PARITY_TESTS_TESTDATA_H_
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -30,6 +33,27 @@ Tensor LoadNpy(const std::string& rel);
 
 /// A tensor's elements converted to float64.
 std::vector<double> ToDoubles(const Tensor& tensor);
+
+/// A fresh directory under the system's temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "parity-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// path()/name.
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace parity::testing
 

@@ -11,30 +11,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testdata.h"
+
 namespace parity::accept {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("parity_sign_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "_" +
-             std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using ::parity::testing::TempDir;
 
 void Write(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
@@ -48,20 +31,20 @@ std::string Read(const std::string& path) {
 
 /// A report directory with a few files, signed with a fresh key; the key's path is returned.
 std::string MakeSignedReport(const TempDir& tmp) {
-  Write(tmp / "out/report.json", R"({"verdict":"pass"})");
-  Write(tmp / "out/report.html", "<html>abc</html>");
-  Write(tmp / "out/data/telemetry.jsonl", "{}\n{}\n");
-  Write(tmp / "out/empty.txt", "");
-  EXPECT_TRUE(GenerateKeyPair(tmp / "key").ok());
-  EXPECT_TRUE(SignDirectory(tmp / "out", tmp / "key").ok());
-  return tmp / "key";
+  Write(tmp.File("out/report.json"), R"({"verdict":"pass"})");
+  Write(tmp.File("out/report.html"), "<html>abc</html>");
+  Write(tmp.File("out/data/telemetry.jsonl"), "{}\n{}\n");
+  Write(tmp.File("out/empty.txt"), "");
+  EXPECT_TRUE(GenerateKeyPair(tmp.File("key")).ok());
+  EXPECT_TRUE(SignDirectory(tmp.File("out"), tmp.File("key")).ok());
+  return tmp.File("key");
 }
 
 TEST(Signing, HashesAreSha256) {
   TempDir tmp;
-  Write(tmp / "d/abc", "abc");
-  Write(tmp / "d/sub/none", "");
-  auto files = HashDirectory(tmp / "d");
+  Write(tmp.File("d/abc"), "abc");
+  Write(tmp.File("d/sub/none"), "");
+  auto files = HashDirectory(tmp.File("d"));
   ASSERT_TRUE(files.ok()) << files.status().message();
   ASSERT_EQ(files->size(), 2u);
   // FIPS 180-2's test vector, and the hash of nothing.
@@ -78,52 +61,52 @@ TEST(Signing, HashesAreSha256) {
 
 TEST(Signing, KeysAreWrittenOnceAndPrivately) {
   TempDir tmp;
-  auto id = GenerateKeyPair(tmp / "key");
+  auto id = GenerateKeyPair(tmp.File("key"));
   ASSERT_TRUE(id.ok()) << id.status().message();
   EXPECT_EQ(id->size(), 16u);
   struct stat st {};
-  ASSERT_EQ(::stat((tmp / "key").c_str(), &st), 0);
+  ASSERT_EQ(::stat((tmp.File("key")).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_NE(Read(tmp / "key.pub").find(*id), std::string::npos);
-  EXPECT_EQ(Read(tmp / "key.pub").find("secret_key"), std::string::npos);
-  const std::string before = Read(tmp / "key");
-  auto again = GenerateKeyPair(tmp / "key");
+  EXPECT_NE(Read(tmp.File("key.pub")).find(*id), std::string::npos);
+  EXPECT_EQ(Read(tmp.File("key.pub")).find("secret_key"), std::string::npos);
+  const std::string before = Read(tmp.File("key"));
+  auto again = GenerateKeyPair(tmp.File("key"));
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.status().message().find("never overwritten"), std::string::npos);
-  EXPECT_EQ(Read(tmp / "key"), before);
+  EXPECT_EQ(Read(tmp.File("key")), before);
 }
 
 TEST(Signing, VerifiesAndNamesEveryChange) {
   TempDir tmp;
   const std::string key = MakeSignedReport(tmp);
-  auto v = VerifyDirectory(tmp / "out", tmp / "key.pub");
+  auto v = VerifyDirectory(tmp.File("out"), tmp.File("key.pub"));
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_TRUE(v->ok());
   EXPECT_TRUE(v->key_trusted);
   // One byte of each file changed in turn, then put back.
   for (const char* name : {"report.json", "report.html", "data/telemetry.jsonl"}) {
-    const std::string path = tmp / (std::string("out/") + name);
+    const std::string path = tmp.File(std::string("out/") + name);
     const std::string original = Read(path);
     std::string edited = original;
     edited[edited.size() / 2] ^= 0x01;
     Write(path, edited);
-    v = VerifyDirectory(tmp / "out", tmp / "key.pub");
+    v = VerifyDirectory(tmp.File("out"), tmp.File("key.pub"));
     ASSERT_TRUE(v.ok());
     EXPECT_FALSE(v->ok()) << name;
     EXPECT_TRUE(v->signature_valid);
     EXPECT_EQ(v->changed, std::vector<std::string>{name});
     Write(path, original);
   }
-  Write(tmp / "out/empty.txt", "x");  // a byte added to an empty file
-  v = VerifyDirectory(tmp / "out", std::nullopt);
+  Write(tmp.File("out/empty.txt"), "x");  // a byte added to an empty file
+  v = VerifyDirectory(tmp.File("out"), std::nullopt);
   EXPECT_EQ(v->changed, std::vector<std::string>{"empty.txt"});
-  Write(tmp / "out/empty.txt", "");
-  Write(tmp / "out/data/extra.csv", "1\n");
-  v = VerifyDirectory(tmp / "out", std::nullopt);
+  Write(tmp.File("out/empty.txt"), "");
+  Write(tmp.File("out/data/extra.csv"), "1\n");
+  v = VerifyDirectory(tmp.File("out"), std::nullopt);
   EXPECT_EQ(v->added, std::vector<std::string>{"data/extra.csv"});
-  fs::remove(tmp / "out/data/extra.csv");
-  fs::remove(tmp / "out/report.html");
-  v = VerifyDirectory(tmp / "out", std::nullopt);
+  fs::remove(tmp.File("out/data/extra.csv"));
+  fs::remove(tmp.File("out/report.html"));
+  v = VerifyDirectory(tmp.File("out"), std::nullopt);
   EXPECT_EQ(v->missing, std::vector<std::string>{"report.html"});
   EXPECT_TRUE(v->changed.empty());
   EXPECT_TRUE(v->added.empty());
@@ -132,15 +115,15 @@ TEST(Signing, VerifiesAndNamesEveryChange) {
 TEST(Signing, AnEditedSignatureFileOrAnotherKeyFails) {
   TempDir tmp;
   MakeSignedReport(tmp);
-  ASSERT_TRUE(GenerateKeyPair(tmp / "other").ok());
-  auto v = VerifyDirectory(tmp / "out", tmp / "other.pub");
+  ASSERT_TRUE(GenerateKeyPair(tmp.File("other")).ok());
+  auto v = VerifyDirectory(tmp.File("out"), tmp.File("other.pub"));
   ASSERT_TRUE(v.ok());
   EXPECT_FALSE(v->signature_valid);
   EXPECT_FALSE(v->ok());
   // A file changed and its new hash written into report.sig: the signature no longer matches.
-  Write(tmp / "out/report.json", R"({"verdict":"fail"})");
-  const auto files = HashDirectory(tmp / "out");
-  std::string sig = Read(tmp / "out/report.sig");
+  Write(tmp.File("out/report.json"), R"({"verdict":"fail"})");
+  const auto files = HashDirectory(tmp.File("out"));
+  std::string sig = Read(tmp.File("out/report.sig"));
   const std::string old_hash = "\"sha256\": \"";
   std::size_t at = sig.find("report.json");
   at = sig.find(old_hash, at) + old_hash.size();
@@ -148,8 +131,8 @@ TEST(Signing, AnEditedSignatureFileOrAnotherKeyFails) {
     if (f.path == "report.json") sig.replace(at, 64, f.sha256);
   }
   sig.replace(sig.find("\"bytes\": 18"), 11, "\"bytes\": 18");  // same length, still 18
-  Write(tmp / "out/report.sig", sig);
-  v = VerifyDirectory(tmp / "out", std::nullopt);
+  Write(tmp.File("out/report.sig"), sig);
+  v = VerifyDirectory(tmp.File("out"), std::nullopt);
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_TRUE(v->changed.empty());
   EXPECT_FALSE(v->signature_valid);
@@ -158,22 +141,22 @@ TEST(Signing, AnEditedSignatureFileOrAnotherKeyFails) {
 
 TEST(Signing, BadInputIsAnError) {
   TempDir tmp;
-  Write(tmp / "out/a", "a");
-  auto v = VerifyDirectory(tmp / "out", std::nullopt);
+  Write(tmp.File("out/a"), "a");
+  auto v = VerifyDirectory(tmp.File("out"), std::nullopt);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("report.sig"), std::string::npos);
-  Write(tmp / "out/report.sig", "{\"format\":\"parity-signature\",\"version\":1}");
-  v = VerifyDirectory(tmp / "out", std::nullopt);
+  Write(tmp.File("out/report.sig"), "{\"format\":\"parity-signature\",\"version\":1}");
+  v = VerifyDirectory(tmp.File("out"), std::nullopt);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("ed25519"), std::string::npos);
-  fs::create_symlink("a", tmp / "out/link");
-  ASSERT_TRUE(GenerateKeyPair(tmp / "key").ok());
-  const Status signed_link = SignDirectory(tmp / "out", tmp / "key");
+  fs::create_symlink("a", tmp.File("out/link"));
+  ASSERT_TRUE(GenerateKeyPair(tmp.File("key")).ok());
+  const Status signed_link = SignDirectory(tmp.File("out"), tmp.File("key"));
   ASSERT_FALSE(signed_link.ok());
   EXPECT_NE(signed_link.message().find("link"), std::string::npos);
-  fs::remove(tmp / "out/link");
+  fs::remove(tmp.File("out/link"));
   // A public key where the secret key should be.
-  const Status wrong = SignDirectory(tmp / "out", tmp / "key.pub");
+  const Status wrong = SignDirectory(tmp.File("out"), tmp.File("key.pub"));
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.message().find("parity-secret-key"), std::string::npos);
 }

@@ -18,30 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include "testdata.h"
+
 namespace parity::store {
 namespace {
 
+using ::parity::testing::TempDir;
+
 namespace fs = std::filesystem;
-
-/// A directory of its own under the system's temporary directory, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() / ("parity_store_test_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(stamp) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 /// A raw connection, for looking at the file behind the Store's back.
 class Raw {
