@@ -12,6 +12,8 @@
 # section for docs/PERFORMANCE.md, to OUT/gpu-check.md (OUT: $OUT, else build-gpu/check).
 #   scripts/gpu-check.sh [--record]   --record also appends that section to docs/PERFORMANCE.md
 # Exit 0 when every figure is valid and reaches its target, 1 when one does not, 3 without a GPU.
+# The build inlines web/node_modules/chart.js (npm ci, scripts/install-deps): on a machine
+# without network, bring web/node_modules along (the device tool's carry: ["web/node_modules"]).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 record=0

@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/common.h"
@@ -84,10 +87,22 @@ int RunCollect(int argc, char** argv) {
   app->add_flag("--no-store", no_store, "do not record the run in the results store");
   app->add_option("--redo", redo, "stages to run again even when the bundle holds their result")
       ->option_text("LIST");
+  std::vector<std::string> var_args;
+  app->add_option("--var", var_args,
+                  "set one of the plan's vars (repeatable): {var.NAME} in its stages takes VALUE")
+      ->option_text("NAME=VALUE");
   app->add_flag("--check", check, "check the plan and exit (0 valid, 2 not)");
   if (auto code = Parse(*app, common, argc, argv)) return *code;
 
-  auto plan = collect::LoadPlan(plan_path);
+  std::map<std::string, std::string> vars;
+  for (const std::string& arg : var_args) {
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Fail(Status::Invalid("--var", fmt::format("'{}' is not NAME=VALUE", arg)));
+    }
+    vars[arg.substr(0, eq)] = arg.substr(eq + 1);
+  }
+  auto plan = collect::LoadPlan(plan_path, vars);
   if (!plan.ok()) return Fail(plan.status());
   if (check) {
     if (common.human()) {

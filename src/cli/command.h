@@ -35,6 +35,7 @@ int RunMonitor(int argc, char** argv);
 int RunStress(int argc, char** argv);
 int RunCollect(int argc, char** argv);
 int RunHistory(int argc, char** argv);
+int RunAccept(int argc, char** argv);
 int RunKeygen(int argc, char** argv);
 int RunVerify(int argc, char** argv);
 

@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 14> kCommands = {{
+constexpr std::array<Command, 15> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -38,6 +38,8 @@ constexpr std::array<Command, 14> kCommands = {{
      RunStress},
     {"collect", "run an acceptance plan on this machine into a bundle (resumable, levels 1-4)",
      RunCollect},
+    {"accept", "judge a candidate bundle against a baseline: report.json, report.html, JUnit",
+     RunAccept},
     {"history", "runs recorded in the results store, and the trends of their figures", RunHistory},
     {"verify", "check a signed report: its Ed25519 signature and every file's SHA-256", RunVerify},
     {"keygen", "make an Ed25519 key pair (KEY, KEY.pub) for signing reports", RunKeygen},

@@ -15,13 +15,15 @@
 #include "core/file_util.h"
 #include "core/spellcheck.h"
 #include "core/text.h"
+#include "core/yaml_util.h"
 
 namespace parity::collect {
 namespace {
 
 constexpr std::string_view kCommonKeys[] = {"name",    "kind",     "level",      "by_level",
                                             "timeout", "estimate", "description"};
-constexpr std::string_view kTopKeys[] = {"plan", "description", "version", "backend", "stages"};
+constexpr std::string_view kTopKeys[] = {"plan",    "description", "version",
+                                         "backend", "vars",        "stages"};
 
 std::string LineOf(const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
@@ -242,6 +244,103 @@ bool ValidPlanName(std::string_view name) {
   return true;
 }
 
+bool ValidVarName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+                    (i > 0 && std::isdigit(static_cast<unsigned char>(c)));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/// `text` with each {var.NAME} replaced by the var's value; kInvalidInput naming an unknown var.
+Result<std::string> SubstituteVars(const std::string& text,
+                                   const std::map<std::string, std::string>& vars) {
+  constexpr std::string_view kOpen = "{var.";
+  std::string out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t at = text.find(kOpen, pos);
+    if (at == std::string::npos) break;
+    const std::size_t end = text.find('}', at);
+    if (end == std::string::npos) break;
+    const std::string name = text.substr(at + kOpen.size(), end - at - kOpen.size());
+    auto it = vars.find(name);
+    if (it == vars.end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : vars) names.push_back(k);
+      return Status::Invalid(
+          "", UnknownKey(name, names, "var") + (names.empty() ? "; the plan has no 'vars'" : ""));
+    }
+    out += text.substr(pos, at - pos);
+    out += it->second;
+    pos = end + 1;
+  }
+  out += text.substr(pos);
+  return out;
+}
+
+/// Replaces {var.NAME} in every scalar under `node`, in place. A scalar that is one placeholder
+/// and nothing else takes the value's type, as if the value had been written there unquoted.
+Status SubstituteVarsIn(YAML::Node node, const std::map<std::string, std::string>& vars,
+                        int depth = 0) {
+  if (depth > 64) return At(node, "nested too deeply");
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    if (text.find("{var.") == std::string::npos) return Status::Ok();
+    auto replaced = SubstituteVars(text, vars);
+    if (!replaced.ok()) return At(node, replaced.status().message());
+    const bool whole = text.rfind("{var.", 0) == 0 && text.find('}') == text.size() - 1;
+    node = *replaced;
+    if (whole) node.SetTag("?");
+    return Status::Ok();
+  }
+  if (node.IsSequence()) {
+    for (YAML::Node child : node) PARITY_RETURN_IF_ERROR(SubstituteVarsIn(child, vars, depth + 1));
+  } else if (node.IsMap()) {
+    for (auto entry : node) {
+      PARITY_RETURN_IF_ERROR(SubstituteVarsIn(entry.second, vars, depth + 1));
+    }
+  }
+  return Status::Ok();
+}
+
+/// The plan's vars with `overrides` applied; kInvalidInput for a malformed 'vars' map or an
+/// override of a var the plan does not declare.
+Result<std::map<std::string, std::string>> PlanVars(
+    const YAML::Node& node, const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, std::string> vars;
+  if (node) {
+    if (!node.IsMap()) return At(node, "'vars' must map names to values");
+    for (const auto& entry : node) {
+      const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+      if (!ValidVarName(name)) {
+        return At(entry.first, fmt::format("var name '{}' must be letters, digits and '_'", name));
+      }
+      if (!entry.second.IsScalar()) {
+        return At(entry.second, fmt::format("var '{}' must be a single value", name));
+      }
+      if (!vars.emplace(name, entry.second.Scalar()).second) {
+        return At(entry.first, fmt::format("var '{}' given twice", name));
+      }
+    }
+  }
+  for (const auto& [name, value] : overrides) {
+    auto it = vars.find(name);
+    if (it == vars.end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : vars) names.push_back(k);
+      return Status::Invalid(
+          "--var", UnknownKey(name, names, "var") +
+                       (names.empty() ? "; the plan declares no 'vars'" : " in the plan's 'vars'"));
+    }
+    it->second = value;
+  }
+  return vars;
+}
+
 Result<PlanStage> ParseStage(const YAML::Node& node) {
   if (!node.IsMap()) return At(node, "a stage must be a map with at least 'kind'");
   PlanStage stage;
@@ -353,7 +452,8 @@ Json EffectiveParams(const PlanStage& stage, int level) {
   return params;
 }
 
-Result<Plan> ParsePlan(std::string_view text, const std::string& path) {
+Result<Plan> ParsePlan(std::string_view text, const std::string& path,
+                       const std::map<std::string, std::string>& vars) {
   Plan plan;
   plan.path = path;
   plan.text = std::string(text);
@@ -363,15 +463,7 @@ Result<Plan> ParsePlan(std::string_view text, const std::string& path) {
   if (text.size() > kMaxPlanBytes) {
     return Status::Invalid(path, "larger than a plan may be (1 MiB)");
   }
-  if (text.find('\0') != std::string_view::npos) return Status::Invalid(path, "holds a NUL byte");
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    std::string message = e.msg;
-    if (!e.mark.is_null()) message = fmt::format("line {}: {}", e.mark.line + 1, message);
-    return Status::Invalid(path, "not valid YAML: " + message);
-  }
+  PARITY_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(text, path));
   auto body = [&]() -> Status {
     if (!root.IsMap()) return At(root, "a plan is a map with 'plan' and 'stages'");
     std::vector<std::string> top(std::begin(kTopKeys), std::end(kTopKeys));
@@ -400,8 +492,10 @@ Result<Plan> ParsePlan(std::string_view text, const std::string& path) {
       PARITY_ASSIGN_OR_RETURN(plan.backend, AsText(n, "backend"));
       if (plan.backend.empty()) return At(n, "'backend' is empty");
     }
+    PARITY_ASSIGN_OR_RETURN(plan.vars, PlanVars(root["vars"], vars));
     const YAML::Node stages = root["stages"];
     if (!stages) return At(root, "'stages' is missing");
+    PARITY_RETURN_IF_ERROR(SubstituteVarsIn(stages, plan.vars));
     if (!stages.IsSequence() || stages.size() == 0) {
       return At(stages, "'stages' must be a non-empty list of stages");
     }
@@ -424,9 +518,9 @@ Result<Plan> ParsePlan(std::string_view text, const std::string& path) {
   return plan;
 }
 
-Result<Plan> LoadPlan(const std::string& path) {
+Result<Plan> LoadPlan(const std::string& path, const std::map<std::string, std::string>& vars) {
   PARITY_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, kMaxPlanBytes, "plan"));
-  return ParsePlan(text, path);
+  return ParsePlan(text, path, vars);
 }
 
 Json PlanToJson(const Plan& plan) {
@@ -444,6 +538,7 @@ Json PlanToJson(const Plan& plan) {
   }
   Json doc = {{"name", plan.name}, {"backend", plan.backend}, {"path", plan.path}};
   if (!plan.description.empty()) doc["description"] = plan.description;
+  if (!plan.vars.empty()) doc["vars"] = plan.vars;
   doc["stages"] = stages;
   return doc;
 }

@@ -6,6 +6,8 @@
 //   description: ...              # optional
 //   version: 1                    # optional; the plan format's version, 1
 //   backend: cpu                  # bench and stress stages run here; --backend overrides
+//   vars:                         # optional: names and default values; --var NAME=VALUE sets
+//     threads: 1                  #   one; "{var.threads}" in any value of a stage is replaced
 //   stages:
 //     - kind: env                 # the platform fingerprint
 //     - kind: monitor             # telemetry sampled while all the other stages run
@@ -65,7 +67,8 @@ struct Plan {
   std::string name;
   std::string description;
   std::string backend = "cpu";
-  std::string text;  ///< the file's contents, copied into the bundle
+  std::string text;                         ///< the file's contents, copied into the bundle
+  std::map<std::string, std::string> vars;  ///< the values in force (defaults and overrides)
   std::vector<PlanStage> stages;
 };
 
@@ -74,13 +77,16 @@ struct Plan {
 Json EffectiveParams(const PlanStage& stage, int level);
 
 /// Parses a plan's text and checks every stage at every level it runs at. `path` names the
-/// file in messages and locates relative files.
-Result<Plan> ParsePlan(std::string_view text, const std::string& path);
+/// file in messages and locates relative files. `vars` override the plan's 'vars' (each must
+/// be declared there, else kInvalidInput "--var: ..."); {var.NAME} in a stage's values is
+/// replaced before the stage is checked, so a value's digest follows the var.
+Result<Plan> ParsePlan(std::string_view text, const std::string& path,
+                       const std::map<std::string, std::string>& vars = {});
 
 /// Reads and parses the plan at `path`.
-Result<Plan> LoadPlan(const std::string& path);
+Result<Plan> LoadPlan(const std::string& path, const std::map<std::string, std::string>& vars = {});
 
-/// The plan as JSON, for the bundle's manifest: {"name","description","backend","path",
+/// The plan as JSON, for the bundle's manifest: {"name","description","backend","path","vars",
 /// "stages":[{"name","kind","level","timeout","estimate","params","by_level"}]}.
 Json PlanToJson(const Plan& plan);
 

@@ -60,6 +60,10 @@ struct CompareReport {
 /// unreadable or malformed input; differences are results.
 Result<CompareReport> RunCompare(const CompareOptions& options);
 
+/// The tolerance a tensor was judged by, short: "auto: atol 8.1e-06 rtol 8.2e-06 (K=512,
+/// float32)", "torch: ...", "golden", "-" for a structural mismatch.
+std::string ToleranceSummary(const TensorResult& result);
+
 /// {"format":"parity-compare","version":1,"summary":{...},"tensors":[...]}.
 Json CompareReportJson(const CompareReport& report);
 /// The human report: a table worst first, histograms of failing tensors, a summary line.

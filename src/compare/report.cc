@@ -33,23 +33,6 @@ std::string Csv(const std::string& field) {
   return quoted + "\"";
 }
 
-std::string ShortTolerance(const TensorResult& r) {
-  if (r.structural || !r.tolerance) return "-";
-  const Tolerance& t = *r.tolerance;
-  if (r.golden) return fmt::format("golden");
-  switch (t.criterion) {
-    case Criterion::kBitwise:
-      return t.policy + ": bitwise";
-    case Criterion::kUlps:
-      return fmt::format("{}: {} ulp", t.policy, t.max_ulps);
-    case Criterion::kAbsRel:
-      break;
-  }
-  std::string s = fmt::format("{}: atol {} rtol {}", t.policy, Num(t.atol), Num(t.rtol));
-  if (t.k) s += fmt::format(" (K={}, {})", *t.k, t.compute);
-  return s;
-}
-
 // Table rows: all tensors when few, else the failures and the passing tensors nearest to
 // failing; worst first.
 std::vector<const TensorResult*> Rows(const CompareReport& report, std::size_t* hidden) {
@@ -87,6 +70,23 @@ std::string Histogram(const PairMetrics& v) {
 }
 
 }  // namespace
+
+std::string ToleranceSummary(const TensorResult& r) {
+  if (r.structural || !r.tolerance) return "-";
+  const Tolerance& t = *r.tolerance;
+  if (r.golden) return fmt::format("golden");
+  switch (t.criterion) {
+    case Criterion::kBitwise:
+      return t.policy + ": bitwise";
+    case Criterion::kUlps:
+      return fmt::format("{}: {} ulp", t.policy, t.max_ulps);
+    case Criterion::kAbsRel:
+      break;
+  }
+  std::string s = fmt::format("{}: atol {} rtol {}", t.policy, Num(t.atol), Num(t.rtol));
+  if (t.k) s += fmt::format(" (K={}, {})", *t.k, t.compute);
+  return s;
+}
 
 Json CompareReportJson(const CompareReport& report) {
   Json doc = Document("parity-compare", 1);
@@ -162,7 +162,7 @@ std::string CompareReportText(const CompareReport& report) {
     } else {
       row.insert(row.end(), {"-", "-", "-", "-", "-"});
     }
-    row.push_back(ShortTolerance(*r));
+    row.push_back(ToleranceSummary(*r));
     table.AddRow(std::move(row));
   }
   out += table.Render("  ");

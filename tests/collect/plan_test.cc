@@ -25,6 +25,47 @@ stages:
     env: {OMP_NUM_THREADS: 1}
 )";
 
+constexpr char kVarPlan[] = R"(plan: v
+vars: {threads: 1, config: reference}
+stages:
+  - kind: bench
+    suites: stream
+    threads: "{var.threads}"
+  - name: run
+    kind: exec
+    command: [python3, model.py, "--config={var.config}", "{out}"]
+)";
+
+TEST(Plan, VarsReplacePlaceholdersWithTheirTypes) {
+  auto plan = ParsePlan(kVarPlan, "p.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->stages[0].params["threads"], Json(1));
+  EXPECT_EQ(plan->stages[1].params["command"],
+            Json::array({"python3", "model.py", "--config=reference", "{out}"}));
+  auto other = ParsePlan(kVarPlan, "p.yaml", {{"threads", "2"}, {"config", "optimised"}});
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_EQ(other->stages[0].params["threads"], Json(2));
+  EXPECT_EQ(other->stages[1].params["command"][2], "--config=optimised");
+  EXPECT_EQ(PlanToJson(*other)["vars"]["config"], "optimised");
+}
+
+TEST(Plan, VarsAreChecked) {
+  auto unknown = ParsePlan(kVarPlan, "p.yaml", {{"thread", "2"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown var 'thread' (did you mean 'threads'?)"),
+            std::string::npos)
+      << unknown.status().message();
+  auto bad_value = ParsePlan(kVarPlan, "p.yaml", {{"threads", "many"}});
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_NE(bad_value.status().message().find("line 6"), std::string::npos)
+      << bad_value.status().message();
+  auto undeclared =
+      ParsePlan("plan: v\nstages:\n  - kind: exec\n    command: \"a {var.x}\"\n", "p.yaml");
+  ASSERT_FALSE(undeclared.ok());
+  EXPECT_NE(undeclared.status().message().find("line 4: unknown var 'x'"), std::string::npos)
+      << undeclared.status().message();
+}
+
 TEST(Plan, LevelsApplyInOrder) {
   auto plan = ParsePlan(kPlan, "/tmp/p/plan.yaml");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
