@@ -505,20 +505,21 @@
         td(c.reason),
       );
       const ev = el("td", { colspan: String(cols.length) });
-      const evRow = el("tr", { class: "evidence-row", hidden: true }, ev);
+      // Printed only for a part with no section of its own (print CSS).
+      const shown = SECTION_PARTS.includes(c.part);
+      const evRow = el(
+        "tr",
+        { class: "evidence-row" + (shown ? " in-section" : ""), hidden: true },
+        ev,
+      );
       if (isObj(c.evidence) && Object.keys(c.evidence).length) {
         ev.appendChild(kvList(c.evidence, SECTION_PARTS.slice(0, 3).includes(c.part)));
       } else {
         ev.appendChild(notice("No evidence recorded."));
       }
-      if (SECTION_PARTS.includes(c.part)) {
-        ev.appendChild(
-          el(
-            "p",
-            null,
-            el("a", { href: "#crit-" + idx, text: "Shown under " + c.part + " \u2193" }),
-          ),
-        );
+      if (shown) {
+        const link = el("a", { href: "#crit-" + idx, text: "Shown under " + c.part + " \u2193" });
+        ev.appendChild(el("p", { class: "screen-only" }, link));
       }
       const toggle = () => {
         evRow.hidden = !evRow.hidden;
@@ -573,7 +574,7 @@
     place();
     s.appendChild(
       el("p", {
-        class: "muted",
+        class: "muted screen-only",
         text: "Failures first; click a row for its evidence, a heading to sort.",
       }),
     );
@@ -646,7 +647,12 @@
     const max = Math.max(1, ...pos);
     const min = pos.length ? Math.min(...pos) : 1;
     if (max / min <= 100) {
-      return { type: "linear", beginAtZero: true, title: { display: true, text: "elements" } };
+      return {
+        type: "linear",
+        beginAtZero: true,
+        grace: "5%",
+        title: { display: true, text: "elements" },
+      };
     }
     return {
       type: "logarithmic",

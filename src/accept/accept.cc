@@ -18,6 +18,7 @@
 #include "accept/signing.h"
 #include "accept/telemetry_record.h"
 #include "core/file_util.h"
+#include "core/text.h"
 #include "core/version.h"
 #include "store/store.h"
 
@@ -26,15 +27,6 @@ namespace {
 
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string IsoTime(double unix_seconds) {
-  const auto t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 std::string NewUid() {
@@ -204,7 +196,7 @@ Result<AcceptResult> RunAccept(const AcceptOptions& options) {
   r = Document("parity-report", 1);
   r["verdict"] = result.pass ? "pass" : "fail";
   r["strict"] = result.strict;
-  r["created"] = IsoTime(started);
+  r["created"] = UtcTime(started);
   r["tool"] = {{"name", "parity"}, {"version", kParityVersion}, {"chart_js", ChartJsVersion()}};
   r["summary"] = {{"pass", result.passed},
                   {"fail", result.failed},
@@ -240,7 +232,7 @@ Result<AcceptResult> RunAccept(const AcceptOptions& options) {
   PARITY_RETURN_IF_ERROR(write("report.json", Dump(r) + "\n"));
   PARITY_RETURN_IF_ERROR(write("report.html", ReportHtml(r)));
   PARITY_RETURN_IF_ERROR(
-      write("junit.xml", JunitXml(result.criteria, result.strict, IsoTime(started), seconds)));
+      write("junit.xml", JunitXml(result.criteria, result.strict, UtcTime(started), seconds)));
   if (options.sign_key) {
     PARITY_RETURN_IF_ERROR(SignDirectory(options.out, *options.sign_key));
     result.files.push_back((fs::path(options.out) / "report.sig").string());

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/file_util.h"
+#include "core/text.h"
 
 namespace parity::accept {
 
@@ -29,7 +30,11 @@ Json BundleView::Identity() const {
     return out;
   }
   for (const char* key : {"uid", "node", "level", "backend", "status", "created", "finished"}) {
-    if (manifest.contains(key)) out[key] = manifest[key];
+    if (!manifest.contains(key)) continue;
+    const Json& v = manifest[key];
+    // Times as UTC text: the manifest's are Unix seconds.
+    const bool time = std::string_view(key) == "created" || std::string_view(key) == "finished";
+    out[key] = time && v.is_number() ? Json(UtcTime(v.get<double>())) : v;
   }
   if (manifest.contains("plan") && manifest["plan"].is_object()) {
     out["plan"] = StringField(manifest["plan"], "name");

@@ -92,7 +92,7 @@ class Reader {
       return;
     }
     const double time = doc["time"].get<double>();
-    if (record_.samples == 0) record_.start = time;
+    if (record_.samples == 0) record_.start = record_.end = time;
     record_.end = std::max(record_.end, time);
     ++record_.samples;
     const double t = time - record_.start;
@@ -245,7 +245,8 @@ double BucketWidth(double span, std::size_t max_buckets) {
 }  // namespace
 
 Json TelemetryJson(const TelemetryRecord& record, std::size_t max_buckets) {
-  const double span = record.samples > 0 ? record.end - record.start : 0.0;
+  double span = record.samples > 0 ? record.end - record.start : 0.0;
+  if (!std::isfinite(span) || span < 0) span = 0.0;
   const double width = BucketWidth(span, max_buckets);
   const auto buckets = static_cast<std::size_t>(std::floor(span / width)) + 1;
   Json series = Json::array();
@@ -256,7 +257,9 @@ Json TelemetryJson(const TelemetryRecord& record, std::size_t max_buckets) {
     std::vector<int64_t> count(buckets, 0);
     for (std::size_t i = 0; i < s.t.size(); ++i) {
       if (!std::isfinite(s.v[i])) continue;
-      const auto b = std::min(buckets - 1, static_cast<std::size_t>(std::max(0.0, s.t[i]) / width));
+      const double q = s.t[i] / width;  // NaN and past-the-end land in the last bucket
+      const std::size_t b = q >= 0 && q < static_cast<double>(buckets) ? static_cast<std::size_t>(q)
+                                                                       : (q < 0 ? 0 : buckets - 1);
       lo[b] = std::min(lo[b], s.v[i]);
       hi[b] = std::max(hi[b], s.v[i]);
       sum[b] += s.v[i];

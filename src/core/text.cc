@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <ctime>
+
 namespace parity {
 namespace {
 
@@ -87,6 +90,15 @@ Result<std::vector<std::string>> SplitCommand(std::string_view text) {
   if (in_word) words.push_back(std::move(current));
   if (words.empty()) return Status::Invalid("", "the command is empty");
   return words;
+}
+
+std::string UtcTime(double unix_seconds, const char* format) {
+  if (!std::isfinite(unix_seconds) || std::fabs(unix_seconds) > 1e15) return "?";
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return "?";
+  char buffer[64];
+  return std::strftime(buffer, sizeof buffer, format, &tm) > 0 ? buffer : "?";
 }
 
 }  // namespace parity

@@ -25,6 +25,10 @@ std::string Printable(std::string_view text);
 /// no words. Messages name no flag; callers add it (Status::WithContext).
 Result<std::vector<std::string>> SplitCommand(std::string_view text);
 
+/// Unix seconds as UTC text in strftime's `format` (ISO 8601 by default); "?" when it can't be
+/// formatted.
+std::string UtcTime(double unix_seconds, const char* format = "%Y-%m-%dT%H:%M:%SZ");
+
 }  // namespace parity
 
 #endif  // PARITY_CORE_TEXT_H_

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks that a `parity accept` report.html renders cleanly in headless Chromium.
+"""Checks that a `parity accept` report.html renders in headless Chromium.
 
 Usage:
     report_html_check.py REPORT_HTML [--chromium PATH] [--timeout 60] [--json OUT]
@@ -203,8 +203,9 @@ class Browser:
         to_read, to_write = os.pipe()  # chromium reads fd 3
         from_read, from_write = os.pipe()  # chromium writes fd 4
         self.fds = [to_write, from_read]
-        cmd = [self.executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-               f"--user-data-dir={os.path.join(self.tmp, 'profile')}", "--remote-debugging-pipe",
+        cmd = [self.executable, "--headless=new", "--no-sandbox", "--disable-gpu",
+               "--no-first-run", f"--user-data-dir={os.path.join(self.tmp, 'profile')}",
+               "--remote-debugging-pipe",
                "--no-default-browser-check", "--disable-extensions", "--disable-sync",
                "--disable-background-networking", "--disable-component-update",
                "--disable-crash-reporter", "--disable-dev-shm-usage", "--mute-audio",
@@ -233,7 +234,8 @@ class Browser:
     def _exited(self):
         """Whether chromium has exited, without reaping it (its group id stays reserved)."""
         try:
-            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+            return os.waitid(os.P_PID, self.proc.pid, flags) is not None
         except ChildProcessError:
             return True
 
@@ -289,7 +291,8 @@ def _remote_text(obj):
 
 def _core(text):
     """The first line of an error message without its source's prefix (to spot duplicates)."""
-    for prefix in ("console.error: ", "console.assert: ", "exception: ", "uncaught: ", "Uncaught "):
+    for prefix in ("console.error: ", "console.assert: ", "exception: ", "uncaught: ",
+                   "Uncaught "):
         if text.startswith(prefix):
             text = text[len(prefix):]
     return text.strip().splitlines()[0].strip() if text.strip() else ""
@@ -320,11 +323,13 @@ class Check:
             entry = params.get("entry", {})
             if entry.get("level") == "error":
                 url = f" ({entry['url']})" if entry.get("url") else ""
-                self.errors.append(f"log ({entry.get('source', '?')}): {entry.get('text', '')}{url}")
+                source = entry.get("source", "?")
+                self.errors.append(f"log ({source}): {entry.get('text', '')}{url}")
         elif method == "Network.requestWillBeSent":
             url = params.get("request", {}).get("url", "")
             if not url.startswith(LOCAL_SCHEMES):
-                self.errors.append(f"network request (the page must be self-contained): {url[:200]}")
+                self.errors.append("network request (the page must be self-contained): "
+                                   + url[:200])
         elif method == "Page.loadEventFired":
             self.loaded = True
 
@@ -342,7 +347,8 @@ class Check:
         for domain in ("Runtime", "Log", "Page", "Network"):
             cdp.call(f"{domain}.enable", session=self.session)
         nav_start = time.monotonic()
-        nav = cdp.call("Page.navigate", {"url": url}, self.session, timeout=max(1.0, deadline - time.monotonic()))
+        nav = cdp.call("Page.navigate", {"url": url}, self.session,
+                       timeout=max(1.0, deadline - time.monotonic()))
         if nav.get("errorText"):
             self.errors.append(f"navigation failed: {nav['errorText']}")
             return None
@@ -351,7 +357,8 @@ class Check:
         while True:
             cdp.pump(0.05)
             try:
-                protocol, ready, drawn, expected, _ = cdp.evaluate(self.session, STATE_JS)
+                left = max(1.0, min(10.0, deadline - time.monotonic()))
+                protocol, ready, drawn, expected, _ = cdp.evaluate(self.session, STATE_JS, left)
             except CdpError:  # e.g. between documents
                 protocol, ready, drawn, expected = None, False, 0, 0
             now = time.monotonic()
@@ -399,8 +406,9 @@ def summarize(check, summary):
     if out["charts"] == 0:
         reasons.append("the page has no canvas.parity-chart")
     if out["expected"] != out["charts"]:
-        reasons.append(f"data-charts-expected is {'missing' if out['expected'] is None else out['expected']}"
-                       f" but the page has {out['charts']} chart canvases")
+        expected = "missing" if out["expected"] is None else out["expected"]
+        reasons.append(f"data-charts-expected is {expected} but the page has {out['charts']}"
+                       " chart canvases")
     if out["drawn"] != out["charts"]:
         reasons.append(f"{out['charts'] - out['drawn']} of {out['charts']} charts never drew")
     out["reasons"] = reasons
@@ -438,19 +446,19 @@ def main(argv=None):
         return EXIT_USAGE
     chromium = find_chromium(args.chromium)
     if chromium is None:
-        print(f"report_html_check: chromium not found{' at ' + args.chromium if args.chromium else ''}",
-              file=sys.stderr)
+        where = f" at {args.chromium}" if args.chromium else ""
+        print(f"report_html_check: chromium not found{where}", file=sys.stderr)
         return EXIT_NO_CHROMIUM
     check = Check()
     browser = Browser(chromium)
     summary = None
     try:
-        cdp = browser.start(check.on_event)
         try:
+            cdp = browser.start(check.on_event)
             cdp.call("Browser.getVersion", timeout=min(30.0, args.timeout))
-        except CdpError as e:
-            print(f"report_html_check: chromium did not start ({chromium}): {e}\n{browser.log_tail()}",
-                  file=sys.stderr)
+        except (OSError, CdpError) as e:
+            print(f"report_html_check: chromium did not start ({chromium}): {e}\n"
+                  f"{browser.log_tail()}", file=sys.stderr)
             return EXIT_NO_CHROMIUM
         try:
             summary = check.run(cdp, path.resolve().as_uri(), args.timeout)
