@@ -152,7 +152,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    keep = os.environ.get("ACCEPT_FIGURES_DIR")
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = keep or scratch
         t0 = time.perf_counter()
         a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
         write_bundle(a, False, 1.79e9)
@@ -184,7 +186,11 @@ def main():
             "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(),
                                          os.cpu_count()),
             "tensors compared": numerics["evidence"]["tensors_total"],
-            "numerics verdict": "%s: %s" % (numerics["status"], numerics["reason"][:90]),
+            "numerics verdict": "%s, %d failed, first origin %s (%s, %s)" % (
+                numerics["status"], numerics["evidence"]["failed"],
+                numerics["evidence"]["origins"][0]["name"],
+                numerics["evidence"]["origins"][0]["cause"],
+                numerics["evidence"]["origins"][0]["precision"]),
             "telemetry samples (each bundle)": report["telemetry"]["candidate"]["samples"],
             "parity accept, median of %d (s)" % args.rounds: round(statistics.median(times), 2),
             "parity accept, runs (s)": [round(x, 2) for x in times],

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <future>
 #include <system_error>
 
 #include "accept/bundle_view.h"
@@ -160,19 +161,27 @@ Result<AcceptResult> RunAccept(const AcceptOptions& options) {
   AcceptResult result;
   result.out = options.out;
   result.strict = options.strict || options.criteria.strict;
-  auto base_telemetry = LoadTelemetry(base);
-  auto cand_telemetry = LoadTelemetry(cand);
+  // The telemetry records are read while the other parts run: the candidate's is judged by
+  // the stability part, the baseline's only drawn.
+  auto base_telemetry_future =
+      std::async(std::launch::async, [&base] { return LoadTelemetry(base); });
+  auto cand_telemetry_future =
+      std::async(std::launch::async, [&cand] { return LoadTelemetry(cand); });
+  std::optional<Result<TelemetryRecord>> cand_telemetry;
   AcceptInput input{base, cand, options.criteria, nullptr, ""};
-  if (cand_telemetry) {
-    if (cand_telemetry->ok()) {
-      input.candidate_telemetry = &cand_telemetry->value();
-    } else {
-      input.candidate_telemetry_problem = cand_telemetry->status().message();
-    }
-  }
   for (const Part* part : Parts()) {
+    if (part == StabilityPart()) {
+      cand_telemetry = cand_telemetry_future.get();
+      if (cand_telemetry && cand_telemetry->ok()) {
+        input.candidate_telemetry = &cand_telemetry->value();
+      } else if (cand_telemetry) {
+        input.candidate_telemetry_problem = cand_telemetry->status().message();
+      }
+    }
     for (CriterionResult& c : part->Evaluate(input)) result.criteria.push_back(std::move(c));
   }
+  if (cand_telemetry_future.valid()) cand_telemetry = cand_telemetry_future.get();
+  auto base_telemetry = base_telemetry_future.get();
   for (const CriterionResult& c : result.criteria) {
     switch (c.status) {
       case Verdict::kPass:
