@@ -92,14 +92,12 @@ Json CriterionJson(const CriterionResult& c) {
           {"evidence", c.evidence}};
 }
 
-void Record(const AcceptOptions& options, const BundleView& base, const AcceptResult& result,
-            double started, AcceptResult& out) {
-  if (options.db_path.empty()) return;
+/// Records the accept in the results store; why it could not, or "".
+std::string Record(const AcceptOptions& options, const BundleView& base, const AcceptResult& result,
+                   double started) {
+  if (options.db_path.empty()) return "";
   auto store = store::Store::Open(options.db_path);
-  if (!store.ok()) {
-    out.store_problem = store.status().message();
-    return;
-  }
+  if (!store.ok()) return store.status().message();
   store::RunRecord run;
   run.uid = NewUid();
   run.kind = "accept";
@@ -141,7 +139,8 @@ void Record(const AcceptOptions& options, const BundleView& base, const AcceptRe
       run.metrics.push_back(std::move(m));
     }
   }
-  if (Status s = (*store)->Record(run); !s.ok()) out.store_problem = s.message();
+  const Status recorded = (*store)->Record(run);
+  return recorded.ok() ? "" : recorded.message();
 }
 
 }  // namespace
@@ -246,7 +245,7 @@ Result<AcceptResult> RunAccept(const AcceptOptions& options) {
     PARITY_RETURN_IF_ERROR(SignDirectory(options.out, *options.sign_key));
     result.files.push_back((fs::path(options.out) / "report.sig").string());
   }
-  Record(options, base, result, started, result);
+  result.store_problem = Record(options, base, result, started);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
   return result;

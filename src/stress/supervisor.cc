@@ -282,7 +282,10 @@ Status Supervisor::Spawn(Slot& slot) {
   }
   slot.ledger.Resume(resume_step);
   const Json values = ValuesFor(slot);
-  if (slot.generation > 0 && values != slot.values && run_.parameter_changes.size() < kMaxEvents) {
+  // A worker started at the last step runs no step with new values: no change to record.
+  const bool runs_a_step = !options_.steps || resume_step < *options_.steps;
+  if (slot.generation > 0 && values != slot.values && runs_a_step &&
+      run_.parameter_changes.size() < kMaxEvents) {
     run_.parameter_changes.push_back(
         {{"worker", slot.index}, {"time_s", T()}, {"step", resume_step}, {"values", values}});
   }
