@@ -138,6 +138,10 @@ struct Slot {
   bool restart_after_stop = false;  // a parameter change
   std::int64_t boundary = 0;        // built-in: the worker stops here for a matrix epoch; 0 none
   bool kill_expected = false;       // a fault or the watchdog killed it
+  // A corrupt-checkpoint drill: the newest checkpoint when it fired. One the worker reports
+  // after that was written while it was being killed, and is not resumed from: the drill's
+  // restart must read the corrupted one.
+  std::optional<std::int64_t> resume_at_most;
   bool watchdog_fired = false;
   bool disk_full = false;
   std::int64_t disk_full_since_step = 0;
@@ -262,6 +266,12 @@ Status Supervisor::Spawn(Slot& slot) {
   // The checkpoint to resume from: the newest reported one whose digest still matches.
   std::string resume;
   std::int64_t resume_step = 0;
+  if (slot.resume_at_most) {
+    while (!slot.checkpoints.empty() && slot.checkpoints.back().step > *slot.resume_at_most) {
+      slot.checkpoints.pop_back();
+    }
+    slot.resume_at_most.reset();
+  }
   while (!slot.checkpoints.empty()) {
     const CheckpointRecord newest = slot.checkpoints.back();  // a copy: popped below
     auto digest = FileDigest(newest.path);
@@ -734,6 +744,7 @@ void Supervisor::Fire(const DueFault& due, Slot& slot) {
       }
       Signal(slot, SIGKILL);
       slot.kill_expected = true;
+      slot.resume_at_most = newest.step;
       open.needs_new_process = true;
       record.detail = fmt::format(
           "checkpoint of step {} ({}): {}; worker {} killed so that its "
