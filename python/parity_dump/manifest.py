@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The manifest of a dump: the platform and every setting that changes numerics."""
+import json
 import os
 import platform
+import shutil
 import socket
+import subprocess
 
 import numpy as np
 import torch
@@ -57,6 +60,22 @@ def settings():
     return {k: v for k, v in out.items() if v is not None}
 
 
+def fingerprint():
+    """parity's platform fingerprint (the "host" of `parity env --json -`), taken from the
+    parity binary named by $PARITY_BIN, else the `parity` on PATH; None without one, or when it
+    fails: a dump never depends on it."""
+    exe = os.environ.get("PARITY_BIN") or shutil.which("parity")
+    if not exe:
+        return None
+    try:
+        done = subprocess.run([exe, "env", "--no-devices", "--json", "-"], capture_output=True,
+                              text=True, timeout=60, check=True)
+        host = json.loads(done.stdout).get("host")
+    except (OSError, subprocess.SubprocessError, ValueError, AttributeError):
+        return None
+    return host if isinstance(host, dict) else None
+
+
 def manifest(device, rank=0):
     info = {"format": "parity-dump", "version": 1}
     plat = {"device": device, "hostname": socket.gethostname(), "machine": platform.machine(),
@@ -81,4 +100,7 @@ def manifest(device, rank=0):
         framework["cudnn"] = cudnn
     info["framework"] = framework
     info["environment"] = {k: os.environ[k] for k in ENVIRONMENT if k in os.environ}
+    fp = fingerprint()
+    if fp is not None:
+        info["fingerprint"] = fp
     return info

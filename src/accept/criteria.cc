@@ -19,77 +19,29 @@
 namespace parity::accept {
 namespace {
 
-std::string LineOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() ? "" : fmt::format("line {}: ", mark.line + 1);
-}
-
-Status At(const YAML::Node& node, std::string_view problem) {
-  return {StatusCode::kInvalidInput, LineOf(node) + std::string(problem)};
-}
-
 Result<double> Number(const YAML::Node& node, std::string_view key, double min, double max) {
-  if (!node.IsScalar()) return At(node, fmt::format("'{}' must be a number", key));
+  if (!node.IsScalar()) return YamlAt(node, fmt::format("'{}' must be a number", key));
   const std::string& s = node.Scalar();
   double value = 0.0;
   auto r = std::from_chars(s.data(), s.data() + s.size(), value);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(value)) {
-    return At(node, fmt::format("'{}' must be a number, not '{}'", key, s));
+    return YamlAt(node, fmt::format("'{}' must be a number, not '{}'", key, s));
   }
   if (value < min || value > max) {
-    return At(node, fmt::format("'{}' is {}; it must be in [{}, {}]", key, s, min, max));
+    return YamlAt(node, fmt::format("'{}' is {}; it must be in [{}, {}]", key, s, min, max));
   }
   return value;
 }
 
 Result<int64_t> Count(const YAML::Node& node, std::string_view key) {
-  if (!node.IsScalar()) return At(node, fmt::format("'{}' must be a count", key));
+  if (!node.IsScalar()) return YamlAt(node, fmt::format("'{}' must be a count", key));
   const std::string& s = node.Scalar();
   int64_t value = 0;
   auto r = std::from_chars(s.data(), s.data() + s.size(), value);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || value < 0) {
-    return At(node, fmt::format("'{}' must be a count (0, 1, ...), not '{}'", key, s));
+    return YamlAt(node, fmt::format("'{}' must be a count (0, 1, ...), not '{}'", key, s));
   }
   return value;
-}
-
-Result<bool> Flag(const YAML::Node& node, std::string_view key) {
-  const std::string s = node.IsScalar() ? node.Scalar() : "";
-  if (s == "true") return true;
-  if (s == "false") return false;
-  return At(node, fmt::format("'{}' must be true or false", key));
-}
-
-Result<std::string> Text(const YAML::Node& node, std::string_view key) {
-  if (!node.IsScalar() || node.Scalar().empty()) {
-    return At(node, fmt::format("'{}' must be a string", key));
-  }
-  return node.Scalar();
-}
-
-/// Calls `handle(key, value)` for each entry of the map `node`, refusing keys not in `keys`.
-Status ForEachKey(const YAML::Node& node, std::string_view what,
-                  const std::vector<std::string_view>& keys,
-                  const std::function<Status(const std::string&, const YAML::Node&)>& handle) {
-  if (!node.IsMap()) return At(node, fmt::format("'{}' must be a map of keys", what));
-  std::vector<std::string> seen;
-  for (const auto& entry : node) {
-    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      std::string message = what.empty() ? fmt::format("unknown section '{}'", key)
-                                         : fmt::format("unknown key '{}' in '{}'", key, what);
-      if (auto best = Suggest(key, keys)) message += fmt::format(" (did you mean '{}'?)", *best);
-      std::string list;
-      for (std::string_view k : keys) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
-      return At(entry.first, fmt::format("{}; the keys: {}", message, list));
-    }
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      return At(entry.first, fmt::format("'{}' given twice", key));
-    }
-    seen.push_back(key);
-    PARITY_RETURN_IF_ERROR(handle(key, entry.second));
-  }
-  return Status::Ok();
 }
 
 Status ParseNumerics(const YAML::Node& node, const std::string& dir, NumericsCriteria& out) {
@@ -98,28 +50,28 @@ Status ParseNumerics(const YAML::Node& node, const std::string& dir, NumericsCri
       {"tolerance", "rtol", "atol", "golden", "ratio", "explain", "allow_inherited"},
       [&](const std::string& key, const YAML::Node& v) -> Status {
         if (key == "tolerance") {
-          PARITY_ASSIGN_OR_RETURN(out.tolerance.policy, Text(v, key));
+          PARITY_ASSIGN_OR_RETURN(out.tolerance.policy, YamlText(v, key));
           const std::string& p = out.tolerance.policy;
           if (p != "auto" && p != "torch" && p != "exact" && p != "explicit") {
             std::vector<std::string_view> policies = {"auto", "torch", "exact", "explicit"};
             std::string message = fmt::format("unknown tolerance policy '{}'", p);
             if (auto best = Suggest(p, policies))
               message += fmt::format(" (did you mean '{}'?)", *best);
-            return At(v, message + "; the policies: auto, torch, exact, explicit (rtol/atol)");
+            return YamlAt(v, message + "; the policies: auto, torch, exact, explicit (rtol/atol)");
           }
         } else if (key == "rtol" || key == "atol") {
           PARITY_ASSIGN_OR_RETURN(double x, Number(v, key, 0.0, 1e30));
           (key == "rtol" ? out.tolerance.rtol : out.tolerance.atol) = x;
         } else if (key == "golden") {
-          PARITY_ASSIGN_OR_RETURN(std::string g, Text(v, key));
+          PARITY_ASSIGN_OR_RETURN(std::string g, YamlText(v, key));
           std::filesystem::path p(g);
           out.golden = p.is_absolute() ? g : (std::filesystem::path(dir) / p).string();
         } else if (key == "ratio") {
           PARITY_ASSIGN_OR_RETURN(out.ratio, Number(v, key, 1.0, 1e6));
         } else if (key == "explain") {
-          PARITY_ASSIGN_OR_RETURN(out.explain, Flag(v, key));
+          PARITY_ASSIGN_OR_RETURN(out.explain, YamlFlag(v, key));
         } else {
-          PARITY_ASSIGN_OR_RETURN(out.allow_inherited, Flag(v, key));
+          PARITY_ASSIGN_OR_RETURN(out.allow_inherited, YamlFlag(v, key));
         }
         return Status::Ok();
       });
@@ -130,19 +82,19 @@ Status ParseQuality(const YAML::Node& node, QualityCriteria& out) {
       node, "quality", {"metric", "margin", "relative"},
       [&](const std::string& key, const YAML::Node& v) -> Status {
         if (key == "metric") {
-          PARITY_ASSIGN_OR_RETURN(out.metric, Text(v, key));
+          PARITY_ASSIGN_OR_RETURN(out.metric, YamlText(v, key));
           const auto metrics = QualityMetrics();
           if (std::find(metrics.begin(), metrics.end(), out.metric) == metrics.end()) {
             std::string message = fmt::format("unknown metric '{}'", out.metric);
             if (auto best = Suggest(out.metric, metrics)) {
               message += fmt::format(" (did you mean '{}'?)", *best);
             }
-            return At(v, message);
+            return YamlAt(v, message);
           }
         } else if (key == "margin") {
           PARITY_ASSIGN_OR_RETURN(out.margin, Number(v, key, 0.0, 1e9));
         } else {
-          PARITY_ASSIGN_OR_RETURN(out.relative, Flag(v, key));
+          PARITY_ASSIGN_OR_RETURN(out.relative, YamlFlag(v, key));
         }
         return Status::Ok();
       });
@@ -157,10 +109,10 @@ Status ParseThroughput(const YAML::Node& node, ThroughputCriteria& out) {
         } else if (key == "confidence") {
           PARITY_ASSIGN_OR_RETURN(out.confidence, Number(v, key, 0.5, 0.9999));
         } else {
-          if (!v.IsMap()) return At(v, "'suites' must map suite names to minimum ratios");
+          if (!v.IsMap()) return YamlAt(v, "'suites' must map suite names to minimum ratios");
           for (const auto& entry : v) {
             const std::string suite = entry.first.IsScalar() ? entry.first.Scalar() : "";
-            if (suite.empty()) return At(entry.first, "a suite name is empty");
+            if (suite.empty()) return YamlAt(entry.first, "a suite name is empty");
             PARITY_ASSIGN_OR_RETURN(double x, Number(entry.second, "suites." + suite, 0.0, 1e6));
             out.suites[suite] = x;
           }
@@ -211,7 +163,7 @@ Result<Criteria> ParseCriteria(std::string_view text, const std::string& path) {
                           if (key == "quality") return ParseQuality(v, criteria.quality);
                           if (key == "throughput") return ParseThroughput(v, criteria.throughput);
                           if (key == "stability") return ParseStability(v, criteria.stability);
-                          PARITY_ASSIGN_OR_RETURN(criteria.strict, Flag(v, key));
+                          PARITY_ASSIGN_OR_RETURN(criteria.strict, YamlFlag(v, key));
                           return Status::Ok();
                         });
   } catch (const YAML::Exception& e) {

@@ -175,4 +175,59 @@ std::vector<BackendStatus> ProbeBackends(std::vector<std::unique_ptr<Backend>>* 
   return statuses;
 }
 
+Json DescribeBackends(std::string* text_out, int* devices_out) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  const std::vector<BackendStatus> statuses = ProbeBackends(&backends);
+  Json doc = Document("parity-devices", 1);
+  doc["plugin_directories"] = PluginDirectories();
+  Json list = Json::array();
+  std::string text;
+  int devices_found = 0;
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    const BackendStatus& status = statuses[i];
+    Json j = {{"name", status.name}, {"origin", status.origin}};
+    text += fmt::format("{} ({})", status.name, status.origin);
+    if (!status.available) {
+      j["available"] = false;
+      j["reason"] = status.reason;
+      j["devices"] = Json::array();
+      text += fmt::format(": unavailable: {}\n", status.reason);
+      list.push_back(std::move(j));
+      continue;
+    }
+    Result<std::vector<DeviceInfo>> devices = backends[i]->Devices();
+    if (!devices.ok() || devices->empty()) {
+      const std::string reason = devices.ok() ? "no devices" : devices.status().message();
+      j["available"] = false;
+      j["reason"] = reason;
+      j["devices"] = Json::array();
+      text += fmt::format(": unavailable: {}\n", reason);
+      list.push_back(std::move(j));
+      continue;
+    }
+    j["available"] = true;
+    Json dev_list = Json::array();
+    text += "\n";
+    for (const DeviceInfo& d : *devices) {
+      ++devices_found;
+      dev_list.push_back({{"index", d.index},
+                          {"name", d.name},
+                          {"vendor", d.vendor},
+                          {"properties", d.properties}});
+      text += fmt::format("  {}: {}{}\n", d.index, d.name,
+                          d.vendor.empty() ? "" : fmt::format(" ({})", d.vendor));
+      for (const auto& [key, value] : d.properties.items()) {
+        text += fmt::format("      {}: {}\n", key,
+                            value.is_string() ? value.get<std::string>() : value.dump());
+      }
+    }
+    j["devices"] = std::move(dev_list);
+    list.push_back(std::move(j));
+  }
+  doc["backends"] = std::move(list);
+  if (text_out != nullptr) *text_out = std::move(text);
+  if (devices_out != nullptr) *devices_out = devices_found;
+  return doc;
+}
+
 }  // namespace parity::bench

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/backend.h"
+#include "core/json_util.h"
 #include "core/status.h"
 
 namespace parity::bench {
@@ -37,6 +38,11 @@ Result<std::unique_ptr<Backend>> OpenBackend(std::string_view name);
 /// libparity_backend_*.so in PluginDirectories(), each opened to tell whether it is available.
 /// `backends` receives the opened ones, in the same order (nullptr where unavailable).
 std::vector<BackendStatus> ProbeBackends(std::vector<std::unique_ptr<Backend>>* backends);
+
+/// What `parity devices` reports: the parity-devices v1 document (plugin_directories, backends
+/// [{name, origin, available, reason, devices [{index, name, vendor, properties}]}]), its
+/// text in `*text` and the number of devices found in `*devices_found` (both may be nullptr).
+Json DescribeBackends(std::string* text, int* devices_found);
 
 }  // namespace parity::bench
 

@@ -166,7 +166,7 @@ Result<BenchRun> RunBenchOn(Backend& backend, const DeviceInfo& device,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   Json doc = Document("parity-bench", 1);
-  Json platform = HostFingerprint();
+  Json platform = options.platform.is_object() ? options.platform : HostFingerprint();
   platform["device"] = {{"backend", std::string(backend.name())},
                         {"index", device.index},
                         {"name", device.name},

@@ -21,6 +21,9 @@ struct BenchOptions {
   std::vector<std::string> suites;  ///< empty: every suite
   int repeat = 1;                   ///< runs of the whole selection (--repeat)
   SuiteOptions suite;
+  /// The platform fingerprint the document carries: `parity bench` passes env::Fingerprint();
+  /// null takes HostFingerprint(). The device run on is added to it.
+  Json platform;
 };
 
 /// A finished run: every result, merged over the repeats, and the document.

@@ -15,6 +15,7 @@
 #include "cli/common.h"
 #include "cli/gemm_dump.h"
 #include "core/exit_code.h"
+#include "env/fingerprint.h"
 
 namespace parity::cli {
 namespace {
@@ -107,6 +108,7 @@ int RunSuites(int argc, char** argv) {
     dump = std::move(writer).value();
     options.suite.gemm_output = [&dump](const bench::GemmOutput& out) { return dump->Add(out); };
   }
+  options.platform = env::Fingerprint();
   Result<bench::BenchRun> run = bench::RunBench(options);
   if (!run.ok()) return Fail(run.status());
   if (run->results.empty()) {

@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 15> kCommands = {{
+constexpr std::array<Command, 17> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -32,6 +32,9 @@ constexpr std::array<Command, 15> kCommands = {{
      RunBench},
     {"devices", "backends built in and plugins found, their devices, why any is unavailable",
      RunDevices},
+    {"env", "the platform fingerprint (host, GPUs, libraries, settings); env diff A B", RunEnv},
+    {"doctor", "check settings against the sourced knowledge base; --rules; --symptom TEXT",
+     RunDoctor},
     {"monitor", "GPU and host telemetry, threshold rules and alerts, a Prometheus exporter",
      RunMonitor},
     {"stress", "burn and training workloads supervised: SDC checks, checkpoints, fault injection",

@@ -13,7 +13,6 @@
 #include <set>
 #include <thread>
 
-#include "bench/platform.h"
 #include "collect/bundle.h"
 #include "collect/stage.h"
 #include "collect/stage_util.h"
@@ -21,6 +20,7 @@
 #include "core/file_util.h"
 #include "core/text_table.h"
 #include "core/version.h"
+#include "env/fingerprint.h"
 #include "store/store.h"
 
 namespace parity::collect {
@@ -338,7 +338,7 @@ Result<CollectRun> Collector::Run() {
   PARITY_RETURN_IF_ERROR(PrepareBundle(bundle_));
   PARITY_ASSIGN_OR_RETURN(BundleLock lock, BundleLock::Acquire(bundle_));
   PARITY_ASSIGN_OR_RETURN(std::optional<Json> previous, LoadManifest(bundle_));
-  const Json fingerprint = bench::HostFingerprint();
+  const Json fingerprint = env::Fingerprint();
   node_ = StringField(fingerprint, "hostname");
   if (node_.empty()) {
     char host[256] = {};

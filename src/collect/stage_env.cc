@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The env stage: the platform fingerprint (the host's, and the devices `parity devices` finds),
-// a parity-env document.
+// The env stage: the platform fingerprint (env::Fingerprint(), and the devices `parity devices`
+// finds, asked in a child process), a parity-env document like `parity env --json`.
 #include <fmt/format.h>
 
-#include "bench/platform.h"
 #include "collect/stage_kinds.h"
 #include "collect/stage_util.h"
 #include "core/file_util.h"
-#include "core/version.h"
+#include "env/fingerprint.h"
 
 namespace parity::collect {
 namespace {
@@ -24,9 +23,7 @@ class EnvStage final : public StageKind {
 
   StageOutcome Run(const StageRun& run) const override {
     StageOutcome outcome;
-    Json doc = Document("parity-env", 1);
-    doc["tool"] = {{"name", "parity"}, {"version", kParityVersion}};
-    doc["host"] = bench::HostFingerprint();
+    Json doc = env::EnvDocument({}, Json());
     const std::string devices_path = run.stage_dir + "/devices.json";
     const ProcessResult process =
         RunStageProcess(run, {run.parity, "devices", "--json", devices_path, "--quiet"});

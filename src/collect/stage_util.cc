@@ -39,6 +39,8 @@ ProcessResult RunStageProcess(const StageRun& run, const std::vector<std::string
   spec.argv = argv;
   spec.log_path = run.log_path;
   spec.timeout = run.timeout;
+  // parity_dump records the platform fingerprint through this binary (`parity env`).
+  if (!run.parity.empty()) spec.env["PARITY_BIN"] = run.parity;
   if (run.params.contains("env")) {
     for (const auto& [name, value] : run.params["env"].items()) {
       spec.env[name] = value.get<std::string>();

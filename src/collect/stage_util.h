@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "collect/process.h"
 #include "collect/stage.h"
+#include "core/process.h"
 
 namespace parity::collect {
 

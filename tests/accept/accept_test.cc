@@ -17,6 +17,8 @@
 #include "accept/junit.h"
 #include "accept/signing.h"
 #include "accept/telemetry_record.h"
+#include "env/knowledge.h"
+#include "env/knowledge.h"
 #include "testdata.h"
 
 namespace parity::accept {
@@ -471,7 +473,13 @@ TEST(EnvDiff, MarksWhatChangesNumerics) {
   ASSERT_EQ(diff.size(), 3u);
   EXPECT_EQ(diff[0].key, "dump.d.framework.settings.allow_tf32_matmul");
   EXPECT_TRUE(diff[0].relevant);
-  EXPECT_NE(diff[0].note.find("https://pytorch.org/"), std::string::npos);
+  // Explained by the knowledge base's entry for the setting, with its first source.
+  auto kb = env::BuiltinKnowledge();
+  ASSERT_TRUE(kb.ok());
+  const env::Setting* entry = (*kb)->Find("torch.backends.cuda.matmul.allow_tf32");
+  EXPECT_NE(diff[0].note.find(entry != nullptr ? entry->sources.front() : "https://pytorch.org/"),
+            std::string::npos)
+      << diff[0].note;
   EXPECT_EQ(diff[1].key, "host.gpu");
   EXPECT_TRUE(diff[1].baseline.is_null());
   EXPECT_EQ(diff[2].key, "host.os.kernel");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Running a stage's command as a child process: output to a log, a time limit, stopped with
-// its whole process group when the collect is interrupted, killed if the collect dies.
-#ifndef PARITY_COLLECT_PROCESS_H_
-#define PARITY_COLLECT_PROCESS_H_
+// Running a command as a child process: output to a log, a time limit, stopped with
+// its whole process group when the caller stops it, killed if the caller dies.
+#ifndef PARITY_CORE_PROCESS_H_
+#define PARITY_CORE_PROCESS_H_
 
 #include <atomic>
 #include <map>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace parity::collect {
+namespace parity {
 
 struct ProcessSpec {
   std::vector<std::string> argv;           ///< argv[0] is looked up in PATH
@@ -45,6 +45,6 @@ std::string LogTail(const std::string& path, std::size_t max_bytes);
 /// The last line of a log that starts with "parity: error: ", without that prefix; "" if none.
 std::string LastParityError(const std::string& log);
 
-}  // namespace parity::collect
+}  // namespace parity
 
-#endif  // PARITY_COLLECT_PROCESS_H_
+#endif  // PARITY_CORE_PROCESS_H_

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "collect/process.h"
+#include "core/process.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,7 +15,7 @@
 #include <fstream>
 #include <thread>
 
-namespace parity::collect {
+namespace parity {
 namespace {
 
 double Now() {
@@ -205,4 +205,4 @@ std::string LastParityError(const std::string& log) {
                     end == std::string::npos ? end : end - at - kPrefix.size());
 }
 
-}  // namespace parity::collect
+}  // namespace parity
