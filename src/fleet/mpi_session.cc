@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/mpi_session.h"
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <cstdlib>
+
+namespace parity::fleet {
+
+Result<MpiSession> MpiSession::Start() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized != 0) return Status::Internal("MPI was started twice in one process");
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    return Status::Unavailable("MPI_Init_thread failed: MPI can't start here");
+  }
+  MpiSession session;
+  session.owner_ = true;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &session.rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &session.size_);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  session.host_.assign(name, static_cast<std::size_t>(length));
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  MPI_Get_library_version(version, &length);
+  session.library_.assign(version, static_cast<std::size_t>(length));
+  if (const auto eol = session.library_.find_first_of("\r\n"); eol != std::string::npos) {
+    session.library_.resize(eol);
+  }
+  return session;
+}
+
+MpiSession::MpiSession(MpiSession&& other) noexcept
+    : owner_(other.owner_),
+      rank_(other.rank_),
+      size_(other.size_),
+      host_(std::move(other.host_)),
+      library_(std::move(other.library_)) {
+  other.owner_ = false;
+}
+
+MpiSession::~MpiSession() {
+  if (owner_) MPI_Finalize();
+}
+
+void MpiSession::Barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+
+std::uint64_t MpiSession::SumAll(std::uint64_t value) const {
+  std::uint64_t sum = 0;
+  MPI_Allreduce(&value, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return sum;
+}
+
+double MpiSession::MaxAll(double value) const {
+  double max = 0.0;
+  MPI_Allreduce(&value, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
+bool MpiSession::AllTrue(bool value) const {
+  int in = value ? 1 : 0, out = 0;
+  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return out == 1;
+}
+
+std::vector<std::string> MpiSession::GatherAll(const std::string& value) const {
+  const int length = static_cast<int>(value.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size_));
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> offsets(lengths.size());
+  int total = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    offsets[i] = total;
+    total += lengths[i];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Allgatherv(value.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                 MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  out.reserve(lengths.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]),
+                             static_cast<std::size_t>(lengths[i])));
+  }
+  return out;
+}
+
+double MpiSession::Now() { return MPI_Wtime(); }
+
+bool LaunchedByMpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return std::getenv("SLURM_NTASKS") != nullptr && std::getenv("SLURM_PROCID") != nullptr;
+}
+
+}  // namespace parity::fleet
