@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 namespace parity::fleet {
 
@@ -24,10 +27,10 @@ Result<MpiSession> MpiSession::Start() {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   MPI_Get_processor_name(name, &length);
-  session.host_.assign(name, static_cast<std::size_t>(length));
+  session.host_ = name;  // the length some versions give counts the terminator
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   MPI_Get_library_version(version, &length);
-  session.library_.assign(version, static_cast<std::size_t>(length));
+  session.library_ = version;
   if (const auto eol = session.library_.find_first_of("\r\n"); eol != std::string::npos) {
     session.library_.resize(eol);
   }
@@ -87,6 +90,69 @@ std::vector<std::string> MpiSession::GatherAll(const std::string& value) const {
                              static_cast<std::size_t>(lengths[i])));
   }
   return out;
+}
+
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{1} << 30;
+
+// Waits for `request` until `deadline`; cancels it and returns false when it passes.
+bool WaitUntil(MPI_Request* request, double deadline) {
+  for (;;) {
+    int done = 0;
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done != 0) return true;
+    if (MPI_Wtime() > deadline) {
+      MPI_Cancel(request);
+      MPI_Request_free(request);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace
+
+Status MpiSession::SendBytes(const std::string& bytes, int dest, int tag) const {
+  const std::uint64_t size = bytes.size();
+  if (MPI_Send(&size, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    return Status::Internal(fmt::format("MPI_Send to rank {} failed", dest));
+  }
+  for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
+    const int n = static_cast<int>(std::min(kChunk, bytes.size() - at));
+    if (MPI_Send(bytes.data() + at, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD) != MPI_SUCCESS) {
+      return Status::Internal(fmt::format("MPI_Send to rank {} failed", dest));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> MpiSession::RecvBytes(int source, int tag, double deadline,
+                                          std::size_t max_bytes) const {
+  std::uint64_t size = 0;
+  MPI_Request request;
+  MPI_Irecv(&size, 1, MPI_UINT64_T, source, tag, MPI_COMM_WORLD, &request);
+  if (!WaitUntil(&request, deadline)) {
+    return Status::Unavailable(fmt::format("rank {} sent nothing in time", source));
+  }
+  if (size > max_bytes) {
+    return Status::Invalid("", fmt::format("rank {} sends {} bytes, more than the {} allowed",
+                                           source, size, max_bytes));
+  }
+  std::string bytes(size, '\0');
+  for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
+    const int n = static_cast<int>(std::min<std::size_t>(kChunk, bytes.size() - at));
+    MPI_Irecv(bytes.data() + at, n, MPI_BYTE, source, tag, MPI_COMM_WORLD, &request);
+    if (!WaitUntil(&request, deadline)) {
+      return Status::Unavailable(fmt::format("rank {} stopped sending", source));
+    }
+  }
+  return bytes;
+}
+
+void MpiSession::Abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();
 }
 
 double MpiSession::Now() { return MPI_Wtime(); }

@@ -37,6 +37,14 @@ class MpiSession {
   bool AllTrue(bool value) const;
   /// Every rank's string, in rank order, on every rank.
   std::vector<std::string> GatherAll(const std::string& value) const;
+  /// Sends `bytes` to rank `dest` (its length first, then chunks of at most 1 GiB).
+  Status SendBytes(const std::string& bytes, int dest, int tag) const;
+  /// Receives what SendBytes sent from `source`, at most `max_bytes`; kUnavailable when
+  /// nothing has come by `deadline` (on Now()'s clock), kInvalidInput when it is too long.
+  Result<std::string> RecvBytes(int source, int tag, double deadline,
+                                std::size_t max_bytes) const;
+  /// Ends every rank at once (MPI_Abort): for a rank that no longer answers.
+  [[noreturn]] void Abort(int code) const;
   /// Seconds on MPI_Wtime's clock.
   static double Now();
 
