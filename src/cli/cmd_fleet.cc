@@ -79,6 +79,9 @@ int RunFleetCollect(int argc, char** argv) {
   app->add_flag("--per-device", options.per_device,
                 "one member per device: the ranks of a node take devices 0, 1, ... "
                 "(CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES)");
+  app->add_flag("--sequential", options.sequential,
+                "members collect one at a time, in rank order: for members that share a host's "
+                "CPUs and memory, whose benchmarks would otherwise measure each other");
   app->add_option("--level", level, "passed to each collect: 1 to 4")->option_text("L");
   app->add_option("--backend", backend, "passed to each collect")->option_text("NAME");
   app->add_option("--var", vars, "passed to each collect: K=V")->option_text("K=V");
@@ -133,7 +136,7 @@ int RunFleetCollect(int argc, char** argv) {
   }
   Result<fleet::FleetCollectRun> run = fleet::FleetCollect(*session, options);
   if (!run.ok()) return Fail(run.status());
-  if (!root) return kExitOk;
+  if (!root) return run->failed > 0 ? kExitCheckFailed : kExitOk;
   if (common.human()) {
     std::string text = fmt::format("parity fleet collect: {} members into {}\n",
                                    session->size(), options.fleet_dir);

@@ -220,7 +220,16 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
   }
 
   const std::string& name = names[static_cast<std::size_t>(rank)];
-  Json mine = CollectHere(options, rank, local_rank, name, session.host(), work);
+  Json mine;
+  if (options.sequential) {
+    // One turn per rank; each collect ends by its own timeout, so every turn ends.
+    for (int turn = 0; turn < ranks; ++turn) {
+      if (turn == rank) mine = CollectHere(options, rank, local_rank, name, session.host(), work);
+      session.QuietBarrier();
+    }
+  } else {
+    mine = CollectHere(options, rank, local_rank, name, session.host(), work);
+  }
   std::string packed;
   if (mine.value("has_bundle", false)) {
     auto p = PackDirectory(work + "/bundle", kMaxBundle);
@@ -239,11 +248,14 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
     fs::remove_all(work, ec);
     if (!a.ok()) return a;
     if (!b.ok()) return b;
+    // Rank 0's count of failed members, once it has written the fleet (or MPI_Abort).
+    session.QuietBarrier();
+    out.failed = std::atoi(session.GatherAll("")[0].c_str());
     return out;
   }
 
   // Rank 0: its own member, then every other rank's as it comes, each by the deadline.
-  const double deadline = start + options.timeout + 120.0;
+  const double deadline = start + options.timeout * (options.sequential ? ranks : 1) + 120.0;
   Json members = Json::array();
   double slowest = 0.0;
   for (int r = 0; r < ranks; ++r) {
@@ -302,6 +314,7 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
   manifest["plan"] = options.plan;
   manifest["ranks"] = ranks;
   manifest["per_device"] = options.per_device;
+  manifest["sequential"] = options.sequential;
   manifest["inject"] = options.inject.empty() ? Json(nullptr) : Json(options.inject);
   manifest["started"] = started;
   manifest["duration_s"] = MpiSession::Now() - start;
@@ -312,6 +325,11 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
   PARITY_RETURN_IF_ERROR(WriteFileAtomically(
       (fs::path(options.fleet_dir) / "fleet.json").string(), {AsBytes(text)}));
   out.manifest = std::move(manifest);
+  // A rank that never answered would never reach this gather: the caller ends the job instead.
+  if (out.silent.empty()) {
+    session.QuietBarrier();
+    session.GatherAll(std::to_string(out.failed));
+  }
   return out;
 }
 

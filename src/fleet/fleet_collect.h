@@ -35,6 +35,9 @@ struct FleetCollectOptions {
   std::vector<std::string> collect_args;
   double timeout = 3600.0;  ///< seconds one member's collect may take
   bool per_device = false;  ///< one member per device: ranks of a host take devices 0, 1, ...
+  /// Members collect one at a time in rank order (for members that share a host's CPUs and
+  /// memory, whose benchmarks would otherwise measure each other).
+  bool sequential = false;
   std::string work_dir;     ///< where each rank collects before sending ("" = $TMPDIR or /tmp)
   /// Test injections: rank `slow_rank`'s CPU benchmarks take `slow_factor` times as long; rank
   /// `kill_rank`'s collect gets SIGKILL after `kill_after` seconds.
@@ -49,7 +52,7 @@ struct FleetCollectOptions {
 /// What rank 0 wrote (fleet.json), on rank 0; an empty object on the others.
 struct FleetCollectRun {
   Json manifest = Json::object();
-  int failed = 0;
+  int failed = 0;  ///< failed members, on every rank (so that every rank exits alike)
   /// Ranks that never answered: rank 0 ends the job (MPI_Abort) once it has written the fleet.
   std::vector<int> silent;
 };

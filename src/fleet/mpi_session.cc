@@ -111,18 +111,32 @@ bool WaitUntil(MPI_Request* request, double deadline) {
   }
 }
 
+constexpr double kForever = 1e300;
+
 }  // namespace
 
+void MpiSession::QuietBarrier() const {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  WaitUntil(&request, kForever);
+}
+
 Status MpiSession::SendBytes(const std::string& bytes, int dest, int tag) const {
+  // Non-blocking sends waited on with sleeps: a rank whose turn has not come leaves the
+  // CPU to the ones measuring.
   const std::uint64_t size = bytes.size();
-  if (MPI_Send(&size, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD) != MPI_SUCCESS) {
+  MPI_Request request;
+  if (MPI_Isend(&size, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD, &request) != MPI_SUCCESS) {
     return Status::Internal(fmt::format("MPI_Send to rank {} failed", dest));
   }
+  WaitUntil(&request, kForever);
   for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
     const int n = static_cast<int>(std::min(kChunk, bytes.size() - at));
-    if (MPI_Send(bytes.data() + at, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (MPI_Isend(bytes.data() + at, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &request) !=
+        MPI_SUCCESS) {
       return Status::Internal(fmt::format("MPI_Send to rank {} failed", dest));
     }
+    WaitUntil(&request, kForever);
   }
   return Status::Ok();
 }

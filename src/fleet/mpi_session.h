@@ -31,6 +31,9 @@ class MpiSession {
   const std::string& library() const { return library_; }
 
   void Barrier() const;
+  /// A barrier waited on with sleeps rather than by spinning: for ranks that wait while
+  /// others measure.
+  void QuietBarrier() const;
   std::uint64_t SumAll(std::uint64_t value) const;
   double MaxAll(double value) const;
   /// True on every rank when `value` is true on every rank.
