@@ -79,7 +79,8 @@ TEST_P(Simulated, ExpectedResultsAreWhatTheCollectiveComputes) {
     EXPECT_EQ(CountWrong(std::span<const float>(sum).subspan(r * part, part), rs, 0), 0u);
 
     std::vector<float> gathered, ag(count);
-    for (int s = 0; s < n; ++s) gathered.insert(gathered.end(), in[s].begin(), in[s].begin() + part);
+    for (int s = 0; s < n; ++s)
+      gathered.insert(gathered.end(), in[s].begin(), in[s].begin() + part);
     FillExpected(CollectiveKind::kAllGather, r, n, seed, ag);
     EXPECT_EQ(CountWrong(gathered, ag, 0), 0u);
 
@@ -102,7 +103,9 @@ TEST_P(Simulated, ExpectedResultsAreWhatTheCollectiveComputes) {
     EXPECT_EQ(CountWrong(held, bcast, 0), r == 0 ? 0u : count);
   }
   // Inputs differ between ranks (a transport that delivers the wrong rank's part is caught).
-  if (n > 1) EXPECT_GT(CountWrong(in[0], in[1], 0), 0u);
+  if (n > 1) {
+    EXPECT_GT(CountWrong(in[0], in[1], 0), 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Simulated, ::testing::Values(1, 2, 3, 4, 8));
