@@ -119,6 +119,14 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
     return kExitUnavailable;
   }
   const bool root = session->rank() == 0;
+  if (coll.corrupt_rank && *coll.corrupt_rank >= session->size()) {
+    if (root) {
+      Fail(Status::Invalid("", fmt::format("--inject: rank {} is not one of the {} ranks (0 to {})",
+                                           *coll.corrupt_rank, session->size(),
+                                           session->size() - 1)));
+    }
+    return kExitUsage;
+  }
   if (root && !common.quiet) {
     coll.progress = link.progress = [](std::string_view line) {
       std::fprintf(stderr, "parity bench: %.*s\n", static_cast<int>(line.size()), line.data());

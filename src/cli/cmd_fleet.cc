@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,13 +122,14 @@ int RunFleetCollect(int argc, char** argv) {
     return kExitUnavailable;
   }
   const bool root = session->rank() == 0;
-  if (options.slow_rank && *options.slow_rank >= session->size()) {
-    return Fail(Status::Invalid("", fmt::format("--inject: rank {} of {} ranks", *options.slow_rank,
-                                                session->size())));
-  }
-  if (options.kill_rank && *options.kill_rank >= session->size()) {
-    return Fail(Status::Invalid("", fmt::format("--inject: rank {} of {} ranks", *options.kill_rank,
-                                                session->size())));
+  for (const std::optional<int>& injected : {options.slow_rank, options.kill_rank}) {
+    if (injected && *injected >= session->size()) {
+      if (root) {
+        Fail(Status::Invalid("", fmt::format("--inject: rank {} is not one of the {} ranks (0 to {})",
+                                             *injected, session->size(), session->size() - 1)));
+      }
+      return kExitUsage;
+    }
   }
   if (root && !common.quiet) {
     options.progress = [](std::string_view line) {
