@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/bench_ranks.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 
@@ -48,8 +48,8 @@ Result<std::size_t> ParseByteSize(const std::string& text, std::string_view flag
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   std::string unit = text.substr(digits);
   if (digits == 0 || digits > 12) {
-    return Status::Invalid("", fmt::format("{}: '{}' is not a size in bytes (8, 4K, 64M, 1G)",
-                                           flag, text));
+    return Status::Invalid(
+        "", fmt::format("{}: '{}' is not a size in bytes (8, 4K, 64M, 1G)", flag, text));
   }
   const std::size_t value = std::stoull(text.substr(0, digits));
   std::size_t shift = 0;
@@ -62,8 +62,8 @@ Result<std::size_t> ParseByteSize(const std::string& text, std::string_view flag
   } else if (unit == "G" || unit == "GiB") {
     shift = 30;
   } else {
-    return Status::Invalid("", fmt::format("{}: '{}': unit '{}' is not B, K, M or G", flag, text,
-                                           unit));
+    return Status::Invalid(
+        "", fmt::format("{}: '{}': unit '{}' is not B, K, M or G", flag, text, unit));
   }
   constexpr std::size_t kMax = std::size_t{4} << 30;  // MPI counts are int: 2^31 floats
   if (value == 0 || value > (kMax >> shift)) {
@@ -92,15 +92,15 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
     coll.max_bytes = link.bytes = *v;
   }
   if (coll.min_bytes > coll.max_bytes) {
-    return Fail(Status::Invalid("", fmt::format("--min-bytes {} is above --max-bytes {}",
-                                                coll.min_bytes, coll.max_bytes)));
+    return Fail(Status::Invalid(
+        "", fmt::format("--min-bytes {} is above --max-bytes {}", coll.min_bytes, coll.max_bytes)));
   }
   if (!flags.inject.empty()) {
     int rank = -1;
     char tail = 0;
     if (std::sscanf(flags.inject.c_str(), "corrupt:rank=%d%c", &rank, &tail) != 1 || rank < 0) {
-      return Fail(Status::Invalid(
-          "", fmt::format("--inject: '{}' is not corrupt:rank=R", flags.inject)));
+      return Fail(
+          Status::Invalid("", fmt::format("--inject: '{}' is not corrupt:rank=R", flags.inject)));
     }
     coll.corrupt_rank = rank;
   }
@@ -121,9 +121,9 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
   const bool root = session->rank() == 0;
   if (coll.corrupt_rank && *coll.corrupt_rank >= session->size()) {
     if (root) {
-      Fail(Status::Invalid("", fmt::format("--inject: rank {} is not one of the {} ranks (0 to {})",
-                                           *coll.corrupt_rank, session->size(),
-                                           session->size() - 1)));
+      Fail(Status::Invalid("",
+                           fmt::format("--inject: rank {} is not one of the {} ranks (0 to {})",
+                                       *coll.corrupt_rank, session->size(), session->size() - 1)));
     }
     return kExitUsage;
   }
@@ -159,7 +159,9 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Json settings = {{"seed", seed}, {"min_bytes", coll.min_bytes}, {"max_bytes", coll.max_bytes},
+  Json settings = {{"seed", seed},
+                   {"min_bytes", coll.min_bytes},
+                   {"max_bytes", coll.max_bytes},
                    {"reps", coll.reps}};
   if (coll.iters) settings["iters"] = *coll.iters;
   if (!coll.collectives.empty()) settings["collectives"] = coll.collectives;
@@ -184,8 +186,9 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
   if (invalid > 0) return kExitCheckFailed;
   if (ok == 0) {
     if (root) {
-      std::fprintf(stderr, "parity: error: nothing asked for can run here: every benchmark was "
-                           "skipped (reasons above)\n");
+      std::fprintf(stderr,
+                   "parity: error: nothing asked for can run here: every benchmark was "
+                   "skipped (reasons above)\n");
     }
     return kExitUnavailable;
   }

@@ -125,8 +125,9 @@ int RunFleetCollect(int argc, char** argv) {
   for (const std::optional<int>& injected : {options.slow_rank, options.kill_rank}) {
     if (injected && *injected >= session->size()) {
       if (root) {
-        Fail(Status::Invalid("", fmt::format("--inject: rank {} is not one of the {} ranks (0 to {})",
-                                             *injected, session->size(), session->size() - 1)));
+        Fail(Status::Invalid(
+            "", fmt::format("--inject: rank {} is not one of the {} ranks (0 to {})", *injected,
+                            session->size(), session->size() - 1)));
       }
       return kExitUsage;
     }
@@ -140,8 +141,8 @@ int RunFleetCollect(int argc, char** argv) {
   if (!run.ok()) return Fail(run.status());
   if (!root) return run->failed > 0 ? kExitCheckFailed : kExitOk;
   if (common.human()) {
-    std::string text = fmt::format("parity fleet collect: {} members into {}\n",
-                                   session->size(), options.fleet_dir);
+    std::string text = fmt::format("parity fleet collect: {} members into {}\n", session->size(),
+                                   options.fleet_dir);
     for (const Json& m : run->manifest["members"]) {
       text += fmt::format("  {:<28} rank {:<4} {:<7} {:>8.1f} s  {}\n", m.value("name", ""),
                           m.value("rank", 0), m.value("status", "") == "ok" ? "ok" : "FAILED",
@@ -193,11 +194,13 @@ int RunFleetReport(int argc, char** argv) {
 
 int RunFleet(int argc, char** argv) {
   static const std::vector<Subcommand> kSubcommands = {
-      {"collect", "under mpirun: every node (or device) collects a plan; rank 0 gathers the "
-                  "bundles into a fleet directory",
+      {"collect",
+       "under mpirun: every node (or device) collects a plan; rank 0 gathers the "
+       "bundles into a fleet directory",
        RunFleetCollect},
-      {"report", "per benchmark, the fleet's median and spread, and the outliers with the "
-                 "fingerprint differences that might explain them",
+      {"report",
+       "per benchmark, the fleet's median and spread, and the outliers with the "
+       "fingerprint differences that might explain them",
        RunFleetReport},
   };
   return DispatchSubcommand("fleet", "Usage: parity fleet <subcommand> [options]", kSubcommands,

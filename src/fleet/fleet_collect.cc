@@ -89,7 +89,8 @@ Json CollectHere(const FleetCollectOptions& options, int rank, int local_rank,
   spec.timeout = options.timeout;
   if (options.per_device) {
     const std::string device = std::to_string(local_rank);
-    for (const char* var : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+    for (const char* var :
+         {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
       spec.env.insert_or_assign(var, device);
     }
   }
@@ -104,8 +105,8 @@ Json CollectHere(const FleetCollectOptions& options, int rank, int local_rank,
   const ProcessResult run = RunProcess(spec, nullptr);
   killer.reset();
   member["seconds"] = run.seconds;
-  member["exit"] = run.started && run.signal == 0 && !run.timed_out ? Json(run.exit_code)
-                                                                    : Json(nullptr);
+  member["exit"] =
+      run.started && run.signal == 0 && !run.timed_out ? Json(run.exit_code) : Json(nullptr);
   const std::string tail = LogTail(spec.log_path, kLogTail);
   member["log_tail"] = tail;
   auto manifest = collect::LoadManifest(bundle);
@@ -154,7 +155,12 @@ bool IsFleetDir(const std::string& dir) {
 
 Result<Json> LoadFleetManifest(const std::string& fleet_dir) {
   const std::string path = (fs::path(fleet_dir) / "fleet.json").string();
-  PARITY_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, std::size_t{64} << 20, "fleet manifest"));
+  PARITY_ASSIGN_OR_RETURN(std::string text,
+                          ReadSmallFile(path, std::size_t{64} << 20, "fleet manifest"));
+  return ParseFleetManifest(text, path);
+}
+
+Result<Json> ParseFleetManifest(std::string_view text, const std::string& path) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::Invalid(path, "not a JSON object");
   if (j.value("format", Json()) != "parity-fleet") {
@@ -174,11 +180,13 @@ Result<Json> LoadFleetManifest(const std::string& fleet_dir) {
     }
     const std::string status = m["status"];
     if (status != "ok" && status != "failed") {
-      return Status::Invalid(path, fmt::format("{}: 'status' is '{}', not ok or failed", where, status));
+      return Status::Invalid(path,
+                             fmt::format("{}: 'status' is '{}', not ok or failed", where, status));
     }
     const std::string name = m["name"];
     if (name.find('/') != std::string::npos || name == "." || name == "..") {
-      return Status::Invalid(path, fmt::format("{}: 'name' '{}' is not a directory name", where, name));
+      return Status::Invalid(path,
+                             fmt::format("{}: 'name' '{}' is not a directory name", where, name));
     }
     if (m.contains("bundle") && !m["bundle"].is_null() && !m["bundle"].is_string()) {
       return Status::Invalid(path, where + ": 'bundle' is not a string");
@@ -215,8 +223,8 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
   if (base.empty()) base = std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp";
   const std::string work = fmt::format("{}/parity-fleet-{}-rank-{:04}", base, uid, rank);
   if (rank == 0 && options.progress) {
-    options.progress(fmt::format("{} members collect {} (timeout {} s)", ranks, options.plan,
-                                 options.timeout));
+    options.progress(
+        fmt::format("{} members collect {} (timeout {} s)", ranks, options.plan, options.timeout));
   }
 
   const std::string& name = names[static_cast<std::size_t>(rank)];
@@ -290,7 +298,8 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
     }
     member["name"] = names[static_cast<std::size_t>(r)];  // rank 0's names, not the sender's
     if (!bytes.empty()) {
-      const std::string dir = (fs::path(options.fleet_dir) / "nodes" / names[static_cast<std::size_t>(r)]).string();
+      const std::string dir =
+          (fs::path(options.fleet_dir) / "nodes" / names[static_cast<std::size_t>(r)]).string();
       if (Status s = UnpackDirectory(bytes, dir, fmt::format("rank {}'s bundle", r)); !s.ok()) {
         member["status"] = "failed";
         member["reason"] = s.message();
@@ -322,8 +331,8 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
   manifest["mpi"] = session.library();
   manifest["members"] = std::move(members);
   const std::string text = manifest.dump(2) + "\n";
-  PARITY_RETURN_IF_ERROR(WriteFileAtomically(
-      (fs::path(options.fleet_dir) / "fleet.json").string(), {AsBytes(text)}));
+  PARITY_RETURN_IF_ERROR(
+      WriteFileAtomically((fs::path(options.fleet_dir) / "fleet.json").string(), {AsBytes(text)}));
   out.manifest = std::move(manifest);
   // A rank that never answered would never reach this gather: the caller ends the job instead.
   if (out.silent.empty()) {

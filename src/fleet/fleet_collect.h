@@ -38,14 +38,14 @@ struct FleetCollectOptions {
   /// Members collect one at a time in rank order (for members that share a host's CPUs and
   /// memory, whose benchmarks would otherwise measure each other).
   bool sequential = false;
-  std::string work_dir;     ///< where each rank collects before sending ("" = $TMPDIR or /tmp)
+  std::string work_dir;  ///< where each rank collects before sending ("" = $TMPDIR or /tmp)
   /// Test injections: rank `slow_rank`'s CPU benchmarks take `slow_factor` times as long; rank
   /// `kill_rank`'s collect gets SIGKILL after `kill_after` seconds.
   std::optional<int> slow_rank;
   double slow_factor = 4.0;
   std::optional<int> kill_rank;
   double kill_after = 2.0;
-  std::string inject;  ///< the --inject text, recorded in fleet.json
+  std::string inject;                              ///< the --inject text, recorded in fleet.json
   std::function<void(std::string_view)> progress;  ///< rank 0 only
 };
 
@@ -64,6 +64,9 @@ std::vector<std::string> MemberNames(const std::vector<std::string>& hosts, bool
 
 /// Reads FLEET_DIR/fleet.json: kInvalidInput naming the file and key when malformed.
 Result<Json> LoadFleetManifest(const std::string& fleet_dir);
+
+/// The checks of LoadFleetManifest on fleet.json's text; `path` names it in errors.
+Result<Json> ParseFleetManifest(std::string_view text, const std::string& path);
 
 /// True when `dir` holds a fleet.json (a fleet directory, not a bundle).
 bool IsFleetDir(const std::string& dir);

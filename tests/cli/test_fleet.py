@@ -24,7 +24,10 @@ ENV = dict(os.environ)
 ENV.update({"PARITY_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1",
             "PARITY_ROCM_SMI_LIBRARY": "/nonexistent/librocm_smi64.so.1",
             # Open MPI on a CI machine: no InfiniBand, no warnings about it.
-            "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_btl_base_warn_component_unused": "0"})
+            "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_btl_base_warn_component_unused": "0",
+            # One thread per rank: ranks that share two cores with each other (and with the
+            # other tests) then measure the same machine.
+            "OMP_NUM_THREADS": "1"})
 SANITIZED = os.environ.get("PARITY_SANITIZED", "0") not in ("0", "", "FALSE", "OFF")
 
 PLAN = textwrap.dedent("""\
@@ -234,6 +237,31 @@ class FleetCollect(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(load(out2)["outliers"], 0)
 
+        # parity accept with the fleet as CAND judges every member against one baseline.
+        base = os.path.join(fleet, manifest["members"][0]["bundle"])
+        for min_ratio, expect in [(0.3, {slow: "fail"}), (0.001, {})]:
+            with self.subTest(min_ratio=min_ratio):
+                criteria = os.path.join(self.tmp.name, "criteria.yaml")
+                with open(criteria, "w") as f:
+                    f.write(f"throughput:\n  min_ratio: {min_ratio}\n")
+                acc = os.path.join(self.tmp.name, "accept")
+                a = parity("accept", base, fleet, "-o", acc, "--criteria", criteria, "--no-store")
+                self.assertEqual(a.returncode, 1 if expect else 0, a.stdout + a.stderr)
+                summary = load(os.path.join(acc, "fleet-accept.json"))
+                self.assertEqual(summary["format"], "parity-fleet-accept")
+                self.assertEqual(summary["verdict"], "fail" if expect else "pass")
+                self.assertEqual([n["name"] for n in summary["nodes"]],
+                                 [m["name"] for m in manifest["members"]])
+                for node in summary["nodes"]:
+                    self.assertEqual(node["verdict"], expect.get(node["name"], "pass"), node)
+                    one = load(os.path.join(acc, node["report"]))
+                    self.assertEqual(one["verdict"], node["verdict"])
+        with open(os.path.join(acc, "stray.txt"), "w") as f:
+            f.write("x")
+        a = parity("accept", base, fleet, "-o", acc, "--no-store")
+        self.assertEqual(a.returncode, 2, a.stdout + a.stderr)
+        self.assertIn("holds 'stray.txt'", a.stderr)
+
     def test_killed_rank_is_recorded_failed_and_the_others_finish(self):
         fleet = os.path.join(self.tmp.name, "fleet")
         p = self.collect(3, fleet, "--inject", "kill:rank=1,after=0.1")
@@ -252,6 +280,14 @@ class FleetCollect(unittest.TestCase):
         self.assertEqual([f["rank"] for f in report["failed"]], [1])
         self.assertEqual(len(report["members"]), 2)
         self.assertTrue(any("at least 3" in n for n in report["notes"]))
+        # Accepting the fleet: the killed member has no bundle to judge, so the fleet fails.
+        acc = os.path.join(self.tmp.name, "accept")
+        a = parity("accept", os.path.join(fleet, status[0]["bundle"]), fleet, "-o", acc,
+                   "--no-store")
+        self.assertEqual(a.returncode, 1, a.stdout + a.stderr)
+        nodes = {n["rank"]: n for n in load(os.path.join(acc, "fleet-accept.json"))["nodes"]}
+        self.assertEqual(nodes[1]["verdict"], "error")
+        self.assertIn("signal 9", nodes[1]["reason"])
 
     def test_bad_input(self):
         full = os.path.join(self.tmp.name, "full")
