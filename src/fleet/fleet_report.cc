@@ -145,7 +145,8 @@ Result<FleetReport> MakeFleetReport(const std::string& fleet_dir,
           if (fleet != v) o.differences.push_back({k, v, fleet});
         }
         for (const auto& [other, flat] : prints) {  // keys this member lacks
-          for (const auto& [k, v] : flat) {
+          for (const auto& entry : flat) {
+            const std::string& k = entry.first;  // a plain name: lambdas capture it in clang 15
             if (ExplainsSpeed(k) && !prints[member].contains(k)) {
               const Json fleet = Commonest(prints, k);
               if (!fleet.is_null() &&
