@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bench/registry.h"
 #include "bench/suite.h"
 #include "core/exit_code.h"
 #include "env/fingerprint.h"
@@ -33,6 +34,12 @@ void AddRankSuiteFlags(CLI::App& app, RankSuiteFlags* flags) {
                  "fewer above 4 MiB)")
       ->check(CLI::Range(1, 1000000))
       ->option_text("N");
+  app.add_option("--transport", flags->transport,
+                 "collective and interconnect suites: mpi (host buffers, --backend cpu), nccl or "
+                 "rccl (device buffers of --backend's device, the library loaded with dlopen: "
+                 "$PARITY_NCCL_LIBRARY, else libnccl.so.2 or librccl.so.1); default mpi on cpu, "
+                 "nccl on cuda, rccl on hip")
+      ->option_text("T");
   app.add_option("--inject", flags->inject,
                  "collective suite, for tests: corrupt:rank=R changes one output element on rank R "
                  "before the check, which must then report it")
@@ -104,13 +111,23 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
     }
     coll.corrupt_rank = rank;
   }
-  if (backend != "cpu") {
-    std::fprintf(stderr,
-                 "parity: error: the collective and interconnect suites on %s device buffers "
-                 "need the %s transport, which this parity does not have yet; MPI on host "
-                 "buffers runs with --backend cpu\n",
-                 backend.c_str(), backend == "hip" ? "RCCL" : "NCCL");
-    return kExitUnavailable;
+  std::string transport_name = flags.transport;
+  if (transport_name.empty()) {
+    transport_name = backend == "cpu" ? "mpi" : backend == "hip" ? "rccl" : "nccl";
+  }
+  if (transport_name != "mpi" && transport_name != "nccl" && transport_name != "rccl") {
+    return Fail(Status::Invalid(
+        "", fmt::format("--transport: '{}' is not mpi, nccl or rccl", transport_name)));
+  }
+  if ((transport_name == "mpi") != (backend == "cpu")) {
+    return Fail(Status::Invalid(
+        "", transport_name == "mpi"
+                ? fmt::format("--transport mpi moves host buffers: with --backend {} the "
+                              "collectives run on nccl or rccl",
+                              backend)
+                : fmt::format("--transport {} moves device buffers: it needs a GPU backend, "
+                              "not --backend cpu",
+                              transport_name)));
   }
 
   Result<fleet::MpiSession> session = fleet::MpiSession::Start();
@@ -132,7 +149,43 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
       std::fprintf(stderr, "parity bench: %.*s\n", static_cast<int>(line.size()), line.data());
     };
   }
-  std::unique_ptr<fleet::Transport> transport = fleet::MakeMpiTransport(*session);
+  std::unique_ptr<bench::Backend> device;
+  std::unique_ptr<fleet::Transport> transport;
+  if (transport_name == "mpi") {
+    transport = fleet::MakeMpiTransport(*session);
+  } else {
+    // This rank's device: the ranks of a host take its devices in turn.
+    const std::vector<std::string> hosts = session->GatherAll(session->host());
+    int local_rank = 0;
+    for (int r = 0; r < session->rank(); ++r)
+      local_rank += hosts[static_cast<std::size_t>(r)] == session->host();
+    std::string problem;
+    auto opened = bench::OpenBackend(backend);
+    if (!opened.ok()) {
+      problem = opened.status().message();
+    } else {
+      device = std::move(opened).value();
+      auto devices = device->Devices();
+      if (!devices.ok() || devices->empty()) {
+        problem = devices.ok() ? fmt::format("{}: no device", backend) : devices.status().message();
+      } else if (Status s = device->Open(local_rank % static_cast<int>(devices->size())); !s.ok()) {
+        problem = s.message();
+      }
+    }
+    for (const std::string& p : session->GatherAll(problem)) {
+      if (!p.empty()) {
+        if (root) std::fprintf(stderr, "parity: error: %s\n", p.c_str());
+        return kExitUnavailable;
+      }
+    }
+    auto made = fleet::MakeNcclTransport(*session, device.get(), transport_name,
+                                         fleet::DefaultNcclLibrary(transport_name));
+    if (!made.ok()) {
+      if (root) std::fprintf(stderr, "parity: error: %s\n", made.status().message().c_str());
+      return kExitUnavailable;
+    }
+    transport = std::move(made).value();
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<bench::BenchResult> results;
   std::string text;

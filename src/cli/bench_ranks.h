@@ -25,6 +25,7 @@ struct RankSuiteFlags {
   std::string max_bytes;    ///< --max-bytes
   int iters = 0;            ///< --iters
   std::string inject;       ///< --inject corrupt:rank=R
+  std::string transport;    ///< --transport mpi|nccl|rccl ("" : by the backend)
 };
 void AddRankSuiteFlags(CLI::App& app, RankSuiteFlags* flags);
 

@@ -12,6 +12,10 @@
 #include "core/status.h"
 #include "fleet/collective.h"
 
+namespace parity::bench {
+class Backend;
+}  // namespace parity::bench
+
 namespace parity::fleet {
 
 class MpiSession;
@@ -56,6 +60,19 @@ std::size_t InPlaceInputOffset(CollectiveKind kind, const Layout& layout, int ra
 
 /// The MPI transport over MPI_COMM_WORLD, on host memory.
 std::unique_ptr<Transport> MakeMpiTransport(const MpiSession& session);
+
+/// The NCCL library for `transport` ("nccl" or "rccl"): $PARITY_NCCL_LIBRARY when set, else
+/// libnccl.so.2 or librccl.so.1.
+std::string DefaultNcclLibrary(std::string_view transport);
+
+/// The NCCL (or RCCL: same C ABI) transport on `backend`'s device buffers (opened on this
+/// rank's device; it must outlive the transport), with `library` loaded by dlopen on every
+/// rank and one communicator over MPI_COMM_WORLD's ranks. kUnavailable, naming the rank, when
+/// any rank cannot load the library, lacks a symbol or cannot make the communicator.
+Result<std::unique_ptr<Transport>> MakeNcclTransport(const MpiSession& session,
+                                                     bench::Backend* backend,
+                                                     std::string_view transport,
+                                                     const std::string& library);
 
 }  // namespace parity::fleet
 

@@ -57,12 +57,12 @@ FACTORS = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n -
            "broadcast": lambda n: 1.0, "sendrecv": lambda n: 1.0}
 
 
-def mpirun(ranks, *args, timeout=300):
+def mpirun(ranks, *args, timeout=300, env=None):
     cmd = [MPIEXEC, "--oversubscribe", "-np", str(ranks)]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    return subprocess.run(cmd + [BIN] + list(args), capture_output=True, text=True, env=ENV,
-                          timeout=timeout)
+    return subprocess.run(cmd + [BIN] + list(args), capture_output=True, text=True,
+                          env=env or ENV, timeout=timeout)
 
 
 def load(path):
@@ -82,10 +82,17 @@ class CollectiveSuite(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def run_suite(self, ranks, *extra):
+    ENV = ENV
+    # MPI_Bcast has one buffer: broadcast runs in place only.
+    IN_PLACE_ONLY = {"broadcast"}
+    OUT_OF_PLACE_ONLY = set()
+    TRANSPORT = "mpi"
+    EXTRA = []
+
+    def run_suite(self, ranks, *extra, max_bytes="64K"):
         out = os.path.join(self.tmp.name, "coll.json")
-        p = mpirun(ranks, "bench", "--suite", "collective", "--max-bytes", "64K", "--json", out,
-                   *extra)
+        p = mpirun(ranks, "bench", "--suite", "collective", "--max-bytes", max_bytes, "--json",
+                   out, *self.EXTRA, *extra, env=self.ENV)
         doc = load(out) if os.path.exists(out) else None
         return p, doc
 
@@ -101,6 +108,7 @@ class CollectiveSuite(unittest.TestCase):
             self.assertEqual(r["status"], "ok", r)
             self.assertEqual(r["wrong"], 0, r)
             self.assertEqual(r["params"]["ranks"], ranks)
+            self.assertEqual(r["params"]["transport"], self.TRANSPORT)
             self.assertGreater(r["validation"]["checked"], 0)
             factor = FACTORS[name](ranks)
             self.assertAlmostEqual(r["validation"]["busbw_factor"], factor, places=12)
@@ -111,8 +119,9 @@ class CollectiveSuite(unittest.TestCase):
                                    delta=1e-6 * r["algbw"] + 1e-12)
         self.assertEqual(set(seen), set(FACTORS))
         for name, places in seen.items():
-            # MPI_Bcast has one buffer: broadcast runs in place only.
-            self.assertEqual(places, {True} if name == "broadcast" else {False, True}, name)
+            want = ({True} if name in self.IN_PLACE_ONLY else
+                    {False} if name in self.OUT_OF_PLACE_ONLY else {False, True})
+            self.assertEqual(places, want, name)
         sizes = sorted({r["params"]["bytes"] for r in results if r["benchmark"].endswith("all_reduce")})
         self.assertEqual(sizes[0], 8)
         self.assertEqual(sizes[-1], 65536)
@@ -140,7 +149,8 @@ class CollectiveSuite(unittest.TestCase):
 
     def test_interconnect_matrix_has_every_ordered_pair(self):
         out = os.path.join(self.tmp.name, "link.json")
-        p = mpirun(3, "bench", "--suite", "interconnect", "--max-bytes", "64K", "--json", out)
+        p = mpirun(3, "bench", "--suite", "interconnect", "--max-bytes", "64K", "--json", out,
+                   *self.EXTRA, env=self.ENV)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("one-way bandwidth", p.stdout)
         results = load(out)["results"]
@@ -152,6 +162,7 @@ class CollectiveSuite(unittest.TestCase):
         self.assertTrue(lat)
         for r in results:
             self.assertEqual(r["status"], "ok", r)
+            self.assertEqual(r["params"]["transport"], self.TRANSPORT)
             self.assertGreater(r["median"], 0)
 
     def test_one_rank_is_skipped_with_a_reason(self):
@@ -182,6 +193,51 @@ class CollectiveSuite(unittest.TestCase):
         p = parity("bench", "--suite", "stream,collective")
         self.assertEqual(p.returncode, 2)
         self.assertIn("run them apart from the host suites", p.stderr)
+
+
+PLUGINS = os.environ.get("PARITY_TEST_PLUGINS", "")
+NCCL_ENV = dict(ENV, PARITY_BACKEND_PATH=PLUGINS,
+                PARITY_NCCL_LIBRARY=os.path.join(PLUGINS, "libfake_nccl.so"))
+
+
+class NcclTransport(CollectiveSuite):
+    """The same suite on the NCCL transport: the fake backend's device buffers and a fake of
+    NCCL's C ABI (tests/fleet/fake_nccl.c) that refuses what the real library refuses."""
+    ENV = NCCL_ENV
+    # ncclBroadcast has both forms; NCCL's alltoall and sendrecv are grouped sends and receives,
+    # which cannot share one buffer.
+    IN_PLACE_ONLY = set()
+    OUT_OF_PLACE_ONLY = {"alltoall", "sendrecv"}
+    TRANSPORT = "nccl"
+    EXTRA = ["--backend", "fake"]
+
+    def test_one_rank_is_skipped_with_a_reason(self):
+        pass  # the same code as on MPI: covered there
+
+    def test_bad_input(self):
+        cases = [
+            (NCCL_ENV, ["--backend", "cpu", "--transport", "nccl"], 2, "needs a GPU backend"),
+            (NCCL_ENV, ["--backend", "fake", "--transport", "mpi"], 2, "moves host buffers"),
+            (NCCL_ENV, ["--backend", "fake", "--transport", "gloo"], 2, "is not mpi, nccl or rccl"),
+            (dict(NCCL_ENV, FAKE_NCCL_FAIL="init"), ["--backend", "fake"], 3,
+             "ncclCommInitRank returned 2 (unhandled system error (fake))"),
+            (dict(NCCL_ENV, PARITY_NCCL_LIBRARY="/nonexistent/libnccl.so.2"), ["--backend", "fake"],
+             3, "/nonexistent/libnccl.so.2"),
+            (NCCL_ENV, ["--backend", "nosuch"], 3, "nosuch"),
+        ]
+        for env, extra, code, message in cases:
+            with self.subTest(extra=extra, message=message):
+                p = mpirun(2, "bench", "--suite", "collective", "--max-bytes", "1K", *extra,
+                           env=env)
+                self.assertEqual(p.returncode, code, p.stdout + p.stderr)
+                self.assertIn("parity: error:", p.stderr)
+                self.assertIn(message, p.stderr)
+
+    def test_implementation_is_the_library_version(self):
+        p, doc = self.run_suite(2, "--collective", "all_reduce", max_bytes="64")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # The fake's ncclGetVersion says 22105: NCCL 2.21.5.
+        self.assertEqual({r["implementation"] for r in doc["results"]}, {"NCCL 2.21.5"})
 
 
 class FleetCollect(unittest.TestCase):
