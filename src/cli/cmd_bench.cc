@@ -5,8 +5,8 @@
 
 #include <cstdio>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_compare.h"
@@ -36,7 +36,8 @@ int RunSuites(int argc, char** argv) {
       "Run validated benchmark suites on one device of a backend and report each figure with "
       "its spread: stream (BabelStream's kernels), gemm, transfer, rng, latency ('parity bench "
       "list' describes each); under mpirun, collective (nccl-tests' collectives, checked) and "
-      "interconnect (point-to-point matrix between ranks). A result whose output is wrong is INVALID and the run exits 1; "
+      "interconnect (point-to-point matrix between ranks). A result whose output is wrong is "
+      "INVALID and the run exits 1; "
       "the JSON (format parity-bench v1) is written in every case. Other forms: 'parity bench "
       "list', 'parity bench compare BASE.json CAND.json'.",
       &common);
@@ -96,20 +97,23 @@ int RunSuites(int argc, char** argv) {
   for (const std::string& suite : options.suites) rank_suites += IsRankSuite(suite) ? 1 : 0;
   if (rank_suites > 0) {
     if (rank_suites != static_cast<int>(options.suites.size())) {
-      return Fail(Status::Invalid("", "--suite: collective and interconnect run across MPI "
-                                      "ranks; run them apart from the host suites"));
+      return Fail(Status::Invalid("",
+                                  "--suite: collective and interconnect run across MPI "
+                                  "ranks; run them apart from the host suites"));
     }
     if (options.repeat != 1 || !gemm_dump.empty() || n > 0 || !dtypes.empty()) {
-      return Fail(Status::Invalid("", "--repeat, --gemm-dump, --n and --dtype are for the host "
-                                      "suites, not collective or interconnect"));
+      return Fail(Status::Invalid("",
+                                  "--repeat, --gemm-dump, --n and --dtype are for the host "
+                                  "suites, not collective or interconnect"));
     }
     return RunRankSuites(options.suites, options.backend, reps, options.suite.seed, rank_flags,
                          common);
   }
   if (!rank_flags.collectives.empty() || !rank_flags.min_bytes.empty() ||
       !rank_flags.max_bytes.empty() || rank_flags.iters > 0 || !rank_flags.inject.empty()) {
-    return Fail(Status::Invalid("", "--collective, --min-bytes, --max-bytes, --iters and --inject "
-                                    "are for --suite collective or interconnect"));
+    return Fail(Status::Invalid("",
+                                "--collective, --min-bytes, --max-bytes, --iters and --inject "
+                                "are for --suite collective or interconnect"));
   }
   options.suite.dtypes = split(dtypes);
   for (const std::string& d : options.suite.dtypes) {

@@ -13,7 +13,14 @@
 
 namespace parity::fleet {
 
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kSendRecv };
+enum class CollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kSendRecv
+};
 
 /// One collective: its name ("all_reduce"), what a rank sends and receives, and busbw.
 struct Collective {

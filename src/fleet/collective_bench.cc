@@ -74,8 +74,10 @@ Result<BenchResult> RunOne(const MpiSession& session, Transport& t, const Collec
   }
   Buffer send(t, in_place ? 0 : layout.send_count);
   Buffer recv(t, in_place ? buffer_count : layout.recv_count);
-  if (problem.empty() && !send.error().empty()) problem = fmt::format("rank {}: {}", rank, send.error());
-  if (problem.empty() && !recv.error().empty()) problem = fmt::format("rank {}: {}", rank, recv.error());
+  if (problem.empty() && !send.error().empty())
+    problem = fmt::format("rank {}: {}", rank, send.error());
+  if (problem.empty() && !recv.error().empty())
+    problem = fmt::format("rank {}: {}", rank, recv.error());
   const std::vector<std::string> problems = session.GatherAll(problem);
   for (const std::string& p : problems) {
     if (!p.empty()) {
@@ -112,8 +114,7 @@ Result<BenchResult> RunOne(const MpiSession& session, Transport& t, const Collec
   {
     std::vector<float> whole(got.size());
     PARITY_RETURN_IF_ERROR(t.Download(whole.data(), recv.get(), whole.size()));
-    std::copy_n(whole.begin() + static_cast<std::ptrdiff_t>(at), layout.recv_count,
-                result.begin());
+    std::copy_n(whole.begin() + static_cast<std::ptrdiff_t>(at), layout.recv_count, result.begin());
   }
   if (options.corrupt_rank && *options.corrupt_rank == rank && !result.empty()) {
     result[result.size() / 2] += 1.0f;
@@ -163,7 +164,8 @@ Status CheckCollectiveNames(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     if (FindCollective(name) == nullptr) {
       std::string known;
-      for (const Collective& c : Collectives()) known += (known.empty() ? "" : ", ") + std::string(c.name);
+      for (const Collective& c : Collectives())
+        known += (known.empty() ? "" : ", ") + std::string(c.name);
       return Status::Invalid("", fmt::format("--collective: '{}' is not one of {}", name, known));
     }
   }
@@ -176,8 +178,7 @@ int DefaultIterations(std::size_t bytes) {
   return static_cast<int>(std::clamp<std::size_t>(kBudget / bytes, 1, 20));
 }
 
-Result<std::vector<BenchResult>> RunCollectiveSuite(const MpiSession& session,
-                                                    Transport& transport,
+Result<std::vector<BenchResult>> RunCollectiveSuite(const MpiSession& session, Transport& transport,
                                                     const CollectiveOptions& options) {
   PARITY_RETURN_IF_ERROR(CheckCollectiveNames(options.collectives));
   if (options.min_bytes == 0 || options.min_bytes > options.max_bytes) {
@@ -269,8 +270,8 @@ Json RanksDocument(const MpiSession& session, Json platform, std::string_view ba
   platform["ranks"] = hosts;
   platform["mpi"] = session.library();
   platform["device"] = {{"backend", std::string(backend)},
-                        {"name", fmt::format("{} ranks on {} host{}", hosts.size(),
-                                             distinct.size(), distinct.size() == 1 ? "" : "s")}};
+                        {"name", fmt::format("{} ranks on {} host{}", hosts.size(), distinct.size(),
+                                             distinct.size() == 1 ? "" : "s")}};
   doc["platform"] = std::move(platform);
   doc["backend"] = std::string(backend);
   doc["device"] = doc["platform"]["device"]["name"];

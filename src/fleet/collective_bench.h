@@ -23,12 +23,12 @@
 namespace parity::fleet {
 
 struct CollectiveOptions {
-  std::vector<std::string> collectives;  ///< empty: every one, in Collectives() order
-  std::size_t min_bytes = 8;             ///< --min-bytes
+  std::vector<std::string> collectives;          ///< empty: every one, in Collectives() order
+  std::size_t min_bytes = 8;                     ///< --min-bytes
   std::size_t max_bytes = std::size_t{1} << 30;  ///< --max-bytes; sizes double from min
-  int reps = 5;                ///< timed samples per size (--reps)
-  std::optional<int> iters;    ///< operations per sample; default 20, fewer above 4 MiB
-  std::uint64_t seed = 42;     ///< input pattern
+  int reps = 5;                                  ///< timed samples per size (--reps)
+  std::optional<int> iters;  ///< operations per sample; default 20, fewer above 4 MiB
+  std::uint64_t seed = 42;   ///< input pattern
   /// Test injection (--inject corrupt:rank=R): that rank changes one element of every output
   /// before it is checked, so the run must report it wrong.
   std::optional<int> corrupt_rank;

@@ -26,7 +26,8 @@ Json Commonest(const std::map<std::string, std::map<std::string, Json>>& prints,
   for (const auto& [member, flat] : prints) {
     const auto it = flat.find(key);
     const Json v = it == flat.end() ? Json(nullptr) : it->second;
-    auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == v; });
+    auto c =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == v; });
     if (c == counts.end()) {
       counts.emplace_back(v, 1);
     } else {
@@ -41,10 +42,25 @@ Json Commonest(const std::map<std::string, std::map<std::string, Json>>& prints,
 }  // namespace
 
 bool ExplainsSpeed(const std::string& key) {
-  static const char* const kWords[] = {"driver", "firmware", "vbios",  "clock",   "power",
-                                       "pcie",   "link",     "numa",   "kernel",  "version",
-                                       "environment", "settings", "model", "memory_bytes", "cores",
-                                       "threads", "governor", "gfx_target", "compute_capability"};
+  static const char* const kWords[] = {"driver",
+                                       "firmware",
+                                       "vbios",
+                                       "clock",
+                                       "power",
+                                       "pcie",
+                                       "link",
+                                       "numa",
+                                       "kernel",
+                                       "version",
+                                       "environment",
+                                       "settings",
+                                       "model",
+                                       "memory_bytes",
+                                       "cores",
+                                       "threads",
+                                       "governor",
+                                       "gfx_target",
+                                       "compute_capability"};
   std::string lower = key;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -83,7 +99,8 @@ Result<FleetReport> MakeFleetReport(const std::string& fleet_dir,
     const std::string rel = m["bundle"];
     if (rel.empty() || rel.front() == '/' || rel.find("..") != std::string::npos) {
       return Status::Invalid(manifest_path, fmt::format("member {}: 'bundle' '{}' is not a path "
-                                                        "inside the fleet directory", name, rel));
+                                                        "inside the fleet directory",
+                                                        name, rel));
     }
     PARITY_ASSIGN_OR_RETURN(accept::BundleView bundle,
                             accept::OpenBundle((fs::path(fleet_dir) / rel).string()));
@@ -96,7 +113,8 @@ Result<FleetReport> MakeFleetReport(const std::string& fleet_dir,
     }
     for (const accept::StageView* stage : bundle.OfKind("bench")) {
       if (stage->result.empty()) continue;
-      PARITY_ASSIGN_OR_RETURN(Json doc, accept::ReadBundleJson(bundle, stage->result, "parity-bench"));
+      PARITY_ASSIGN_OR_RETURN(Json doc,
+                              accept::ReadBundleJson(bundle, stage->result, "parity-bench"));
       PARITY_ASSIGN_OR_RETURN(bench::BenchDocument parsed,
                               bench::ParseBenchDocument(doc.dump(), bundle.PathOf(stage->result)));
       for (const bench::BenchResult& r : parsed.results) {
@@ -227,9 +245,10 @@ std::string FleetReportText(const FleetReport& report, const FleetReportOptions&
   text += fmt::format("\n{}", table.Render("  "));
   for (const FleetBenchmark& b : report.benchmarks) {
     for (const Outlier& o : b.outliers) {
-      text += fmt::format("\nOUTLIER {} on {}: {:.4g} {} against the fleet's {:.4g} ({:.1f} MAD "
-                          "on the slow side; k = {})\n",
-                          o.member, b.label, o.value, b.unit, b.median, o.deviations, options.k);
+      text += fmt::format(
+          "\nOUTLIER {} on {}: {:.4g} {} against the fleet's {:.4g} ({:.1f} MAD "
+          "on the slow side; k = {})\n",
+          o.member, b.label, o.value, b.unit, b.median, o.deviations, options.k);
       if (o.differences.empty()) {
         text += "  its fingerprint matches the fleet's in every key that could explain it\n";
       }

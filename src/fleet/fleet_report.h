@@ -57,7 +57,8 @@ struct FleetReport {
 
 /// Reads FLEET_DIR and its bundles. kInvalidInput naming the file and key for a malformed
 /// fleet.json, bundle manifest or benchmark result.
-Result<FleetReport> MakeFleetReport(const std::string& fleet_dir, const FleetReportOptions& options);
+Result<FleetReport> MakeFleetReport(const std::string& fleet_dir,
+                                    const FleetReportOptions& options);
 
 /// The fingerprint keys that can explain a slow member: driver, firmware and VBIOS, clocks,
 /// power limits, PCIe link, NUMA, kernel, the library versions and the known settings.

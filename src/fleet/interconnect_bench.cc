@@ -42,8 +42,7 @@ BenchResult MakeResult(std::string benchmark, std::string unit, const Pair& p, s
 
 }  // namespace
 
-Result<std::vector<BenchResult>> RunInterconnectSuite(const MpiSession& session,
-                                                      Transport& t,
+Result<std::vector<BenchResult>> RunInterconnectSuite(const MpiSession& session, Transport& t,
                                                       const InterconnectOptions& options) {
   const int rank = session.rank(), ranks = session.size();
   std::vector<BenchResult> results;
@@ -192,8 +191,9 @@ Result<std::vector<BenchResult>> RunInterconnectSuite(const MpiSession& session,
       }
       bi.best = *std::max_element(bi.samples.begin(), bi.samples.end());
       bi.extra = {{"time_us", bench::Median(times) * 1e6}, {"wrong", bi_wrong}};
-      bi.validation = {{"method", "every element received, both ways, compared with the "
-                                  "sender's pattern"},
+      bi.validation = {{"method",
+                        "every element received, both ways, compared with the "
+                        "sender's pattern"},
                        {"wrong", bi_wrong}};
       if (bi_wrong > 0) {
         bi.outcome = Outcome::kInvalid;
@@ -223,8 +223,9 @@ std::string InterconnectText(const std::vector<BenchResult>& results, int ranks)
                           r.params.value("bytes", std::size_t{0}));
     if (!matrix.contains(name)) order.push_back(name);
     const int src = r.params.value("src", 0), dst = r.params.value("dst", 0);
-    std::string cell =
-        r.outcome == Outcome::kInvalid ? "INVALID" : fmt::format("{:.3g}", bench::Median(r.samples));
+    std::string cell = r.outcome == Outcome::kInvalid
+                           ? "INVALID"
+                           : fmt::format("{:.3g}", bench::Median(r.samples));
     matrix[name][src][dst] = cell;
     if (r.params.value("direction", "") == "bi") matrix[name][dst][src] = cell;
   }

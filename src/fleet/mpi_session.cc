@@ -86,8 +86,8 @@ std::vector<std::string> MpiSession::GatherAll(const std::string& value) const {
   std::vector<std::string> out;
   out.reserve(lengths.size());
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]),
-                             static_cast<std::size_t>(lengths[i])));
+    out.push_back(
+        all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
   }
   return out;
 }

@@ -44,8 +44,7 @@ class MpiSession {
   Status SendBytes(const std::string& bytes, int dest, int tag) const;
   /// Receives what SendBytes sent from `source`, at most `max_bytes`; kUnavailable when
   /// nothing has come by `deadline` (on Now()'s clock), kInvalidInput when it is too long.
-  Result<std::string> RecvBytes(int source, int tag, double deadline,
-                                std::size_t max_bytes) const;
+  Result<std::string> RecvBytes(int source, int tag, double deadline, std::size_t max_bytes) const;
   /// Ends every rank at once (MPI_Abort): for a rank that no longer answers.
   [[noreturn]] void Abort(int code) const;
   /// Seconds on MPI_Wtime's clock.

@@ -37,8 +37,8 @@ bool SafePath(std::string_view path) {
   std::size_t start = 0;
   while (start <= path.size()) {
     const std::size_t slash = path.find('/', start);
-    const std::string_view part =
-        path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    const std::string_view part = path.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (part.empty() || part == "." || part == "..") return false;
     if (slash == std::string_view::npos) break;
     start = slash + 1;

@@ -60,8 +60,9 @@ class MpiTransport final : public Transport {
     void* s = const_cast<void*>(send);
     switch (kind) {
       case CollectiveKind::kAllReduce:
-        return Check(MPI_Allreduce(s, recv, Count(l.send_count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
-                     "MPI_Allreduce");
+        return Check(
+            MPI_Allreduce(s, recv, Count(l.send_count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+            "MPI_Allreduce");
       case CollectiveKind::kAllGather:
         return Check(MPI_Allgather(s, Count(l.send_count), MPI_FLOAT, recv, Count(l.send_count),
                                    MPI_FLOAT, MPI_COMM_WORLD),
@@ -89,9 +90,9 @@ class MpiTransport final : public Transport {
   Status RunInPlace(CollectiveKind kind, const Layout& l, void* buffer) override {
     switch (kind) {
       case CollectiveKind::kAllReduce:
-        return Check(
-            MPI_Allreduce(MPI_IN_PLACE, buffer, Count(l.recv_count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
-            "MPI_Allreduce");
+        return Check(MPI_Allreduce(MPI_IN_PLACE, buffer, Count(l.recv_count), MPI_FLOAT, MPI_SUM,
+                                   MPI_COMM_WORLD),
+                     "MPI_Allreduce");
       case CollectiveKind::kAllGather:
         return Check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, Count(l.send_count),
                                    MPI_FLOAT, MPI_COMM_WORLD),
@@ -102,17 +103,18 @@ class MpiTransport final : public Transport {
                      "MPI_Reduce_scatter_block");
       case CollectiveKind::kAllToAll: {
         const int part = Count(l.send_count / static_cast<std::size_t>(ranks_));
-        return Check(
-            MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, part, MPI_FLOAT, MPI_COMM_WORLD),
-            "MPI_Alltoall");
+        return Check(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, part, MPI_FLOAT,
+                                  MPI_COMM_WORLD),
+                     "MPI_Alltoall");
       }
       case CollectiveKind::kBroadcast:
-        return Check(MPI_Bcast(buffer, Count(l.send_count), MPI_FLOAT, kRoot, MPI_COMM_WORLD), "MPI_Bcast");
+        return Check(MPI_Bcast(buffer, Count(l.send_count), MPI_FLOAT, kRoot, MPI_COMM_WORLD),
+                     "MPI_Bcast");
       case CollectiveKind::kSendRecv:
-        return Check(MPI_Sendrecv_replace(buffer, Count(l.send_count), MPI_FLOAT,
-                                          SendPeer(rank_, ranks_), 0, RecvPeer(rank_, ranks_), 0,
-                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                     "MPI_Sendrecv_replace");
+        return Check(
+            MPI_Sendrecv_replace(buffer, Count(l.send_count), MPI_FLOAT, SendPeer(rank_, ranks_), 0,
+                                 RecvPeer(rank_, ranks_), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv_replace");
     }
     return Status::Internal("unknown collective");
   }
@@ -124,12 +126,13 @@ class MpiTransport final : public Transport {
     return Check(MPI_Send(buffer, Count(count), MPI_FLOAT, peer, 1, MPI_COMM_WORLD), "MPI_Send");
   }
   Status Recv(void* buffer, std::size_t count, int peer) override {
-    return Check(MPI_Recv(buffer, Count(count), MPI_FLOAT, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                 "MPI_Recv");
+    return Check(
+        MPI_Recv(buffer, Count(count), MPI_FLOAT, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Recv");
   }
   Status Exchange(const void* send, void* recv, std::size_t count, int peer) override {
-    return Check(MPI_Sendrecv(send, Count(count), MPI_FLOAT, peer, 2, recv, Count(count),
-                              MPI_FLOAT, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+    return Check(MPI_Sendrecv(send, Count(count), MPI_FLOAT, peer, 2, recv, Count(count), MPI_FLOAT,
+                              peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                  "MPI_Sendrecv");
   }
 

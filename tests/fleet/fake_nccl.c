@@ -39,11 +39,16 @@ ncclResult_t ncclGetVersion(int* version) {
 
 const char* ncclGetErrorString(ncclResult_t r) {
   switch (r) {
-    case kSuccess: return "no error";
-    case kSystemError: return "unhandled system error (fake)";
-    case kInvalidArgument: return "invalid argument (fake)";
-    case kInvalidUsage: return "invalid usage (fake)";
-    default: return "unknown result code";
+    case kSuccess:
+      return "no error";
+    case kSystemError:
+      return "unhandled system error (fake)";
+    case kInvalidArgument:
+      return "invalid argument (fake)";
+    case kInvalidUsage:
+      return "invalid usage (fake)";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -90,8 +95,8 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, int dtype
   return kSuccess;
 }
 
-ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, int dtype,
-                           ncclComm_t comm, void* stream) {
+ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, int dtype, ncclComm_t comm,
+                           void* stream) {
   if (Bad(dtype, comm, stream) || count == 0) return kInvalidArgument;
   const float* mine = (const float*)recv + (size_t)comm->rank * count;
   const char* s = send;
@@ -116,8 +121,7 @@ ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count, int d
   if (r >= s && r < s + whole && (float*)recv != mine) return kInvalidArgument;
   if ((float*)recv == mine) {
     /* NCCL leaves the result at sendbuff + rank * count; MPI's in-place puts it at the start. */
-    MPI_Reduce_scatter_block(MPI_IN_PLACE, (void*)send, (int)count, MPI_FLOAT, MPI_SUM,
-                             comm->comm);
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, (void*)send, (int)count, MPI_FLOAT, MPI_SUM, comm->comm);
     memmove(mine, send, count * sizeof(float));
   } else {
     MPI_Reduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, comm->comm);
