@@ -292,11 +292,24 @@ class CpuBackend final : public Backend {
   Result<double> Time(const std::function<Status()>& work) override {
     const auto start = std::chrono::steady_clock::now();
     PARITY_RETURN_IF_ERROR(work());
-    const auto stop = std::chrono::steady_clock::now();
+    auto stop = std::chrono::steady_clock::now();
+    if (slowdown_ > 1.0) {
+      // An injected slow device (parity fleet collect --inject slow): the work takes
+      // `slowdown_` times as long, spent busy as a slower device would be.
+      const auto until = start + (stop - start) * slowdown_;
+      while ((stop = std::chrono::steady_clock::now()) < until) {
+      }
+    }
     return std::chrono::duration<double>(stop - start).count();
   }
 
  private:
+  /// PARITY_INJECT_SLOWDOWN, set by parity fleet collect --inject slow:rank=R for that rank.
+  const double slowdown_ = [] {
+    const char* text = std::getenv("PARITY_INJECT_SLOWDOWN");
+    const double f = text == nullptr ? 1.0 : std::strtod(text, nullptr);
+    return f > 1.0 && f <= 100.0 ? f : 1.0;
+  }();
   static Status Unsupported(std::string_view what, DType dtype) {
     return Status::Unavailable(fmt::format("cpu backend: no {} for {}", what, Name(dtype)));
   }

@@ -12,6 +12,8 @@ namespace parity::bench {
 namespace {
 
 constexpr std::size_t kMaxDocumentBytes = std::size_t{1} << 30;
+// The fields of BenchResult::extra that a document's results may carry.
+constexpr const char* kExtraFields[] = {"algbw", "busbw", "time_us", "wrong"};
 
 std::string SizeText(const Json& params) {
   if (!params.contains("size")) return "";
@@ -99,6 +101,9 @@ Result<BenchResult> ParseResult(const Json& j, std::string_view where) {
   }
   if (const auto it = j.find("best"); it != j.end() && it->is_number()) r.best = it->get<double>();
   if (const auto it = j.find("validation"); it != j.end() && it->is_object()) r.validation = *it;
+  for (const char* key : kExtraFields) {
+    if (const auto it = j.find(key); it != j.end()) r.extra[key] = *it;
+  }
   return r;
 }
 
@@ -151,6 +156,9 @@ Json ToJson(const BenchResult& r) {
   if (!r.reason.empty()) j["reason"] = r.reason;
   j["validation"] = r.validation;
   if (!r.implementation.empty()) j["implementation"] = r.implementation;
+  for (const auto& [key, value] : r.extra.items()) {
+    if (!j.contains(key)) j[key] = value;
+  }
   if (r.peak && r.best) {
     j["peak"] = *r.peak;
     j["efficiency"] = *r.best / *r.peak;

@@ -46,6 +46,9 @@ struct BenchResult {
   std::string implementation;
   std::optional<double> peak;  ///< datasheet peak in `unit`, when the device is known
   std::string peak_source;     ///< the peak's source (a URL)
+  /// Further top-level fields of the result, written and read back as they are (the
+  /// collective suite's algbw, busbw, time_us and wrong). Never one of the fields above.
+  Json extra = Json::object();
 
   /// The identity `bench compare` matches on: benchmark, dtype and params.size.
   std::string Key() const;

@@ -9,6 +9,8 @@
 #include "cli/command.h"
 #include "cli/common.h"
 #include "core/exit_code.h"
+#include "fleet/fleet_accept.h"
+#include "fleet/fleet_collect.h"
 #include "store/store.h"
 
 namespace parity::cli {
@@ -32,10 +34,14 @@ int RunAccept(int argc, char** argv) {
       "silent data corruption, every injected fault recovered, junction temperature at most "
       "85 C, no uncorrectable ECC error, no XID event, no fatal alert); --criteria FILE "
       "overrides any threshold. A SKIP never counts as a pass. Exit 0 when the verdict is "
-      "pass, 1 when it is fail, 2 on a bad bundle directory, criteria file or OUT.",
+      "pass, 1 when it is fail, 2 on a bad bundle directory, criteria file or OUT. CAND may be a "
+      "fleet directory (parity fleet collect): every member is judged against BASE, its report "
+      "in OUT/nodes/<member>/, and the verdict, pass only when every member passed, in "
+      "OUT/fleet-accept.json.",
       &common);
   app->add_option("baseline", options.baseline, "the trusted platform's bundle")->required();
-  app->add_option("candidate", options.candidate, "the new platform's bundle")->required();
+  app->add_option("candidate", options.candidate, "the new platform's bundle, or a fleet directory")
+      ->required();
   app->add_option("-o,--output", options.out,
                   "the report directory (made; a previous report "
                   "in it is replaced)")
@@ -64,6 +70,13 @@ int RunAccept(int argc, char** argv) {
     if (options.db_path.empty()) {
       Warn("no results store (XDG_DATA_HOME and HOME unset, no --db): the accept is not recorded");
     }
+  }
+  if (fleet::IsFleetDir(options.candidate)) {
+    auto fleet_result = fleet::RunFleetAccept(options);
+    if (!fleet_result.ok()) return Fail(fleet_result.status());
+    if (common.human()) std::fputs(fleet::FleetAcceptText(*fleet_result).c_str(), stdout);
+    if (Status s = WriteJsonOutput(common, fleet_result->document); !s.ok()) return Fail(s);
+    return fleet_result->pass ? kExitOk : kExitCheckFailed;
   }
   auto result = accept::RunAccept(options);
   if (!result.ok()) return Fail(result.status());

@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_compare.h"
 #include "bench/runner.h"
 #include "bench/suite.h"
+#include "cli/bench_ranks.h"
 #include "cli/command.h"
 #include "cli/common.h"
 #include "cli/gemm_dump.h"
@@ -28,11 +30,14 @@ int RunSuites(int argc, char** argv) {
   int64_t n = 0;
   int reps = 0;
   std::string gemm_dump;
+  RankSuiteFlags rank_flags;
   auto app = MakeApp(
       "bench",
       "Run validated benchmark suites on one device of a backend and report each figure with "
       "its spread: stream (BabelStream's kernels), gemm, transfer, rng, latency ('parity bench "
-      "list' describes each). A result whose output is wrong is INVALID and the run exits 1; "
+      "list' describes each); under mpirun, collective (nccl-tests' collectives, checked) and "
+      "interconnect (point-to-point matrix between ranks). A result whose output is wrong is "
+      "INVALID and the run exits 1; "
       "the JSON (format parity-bench v1) is written in every case. Other forms: 'parity bench "
       "list', 'parity bench compare BASE.json CAND.json'.",
       &common);
@@ -44,7 +49,8 @@ int RunSuites(int argc, char** argv) {
       ->check(CLI::Range(0, 1 << 20))
       ->option_text("I");
   app->add_option("--suite", suites,
-                  "comma-separated suites (default: stream,gemm,transfer,rng,latency)")
+                  "comma-separated suites (default: stream,gemm,transfer,rng,latency; "
+                  "collective and interconnect run across MPI ranks, apart from the others)")
       ->option_text("S[,S...]");
   app->add_option("--dtype", dtypes,
                   "comma-separated dtypes to run: float64, float32 (stream, gemm, rng), tf32, "
@@ -72,6 +78,7 @@ int RunSuites(int argc, char** argv) {
                   "or empty) as a parity-dump directory, one matmul record per product, for "
                   "'parity compare' or 'parity explain' against another backend's")
       ->option_text("DIR");
+  AddRankSuiteFlags(*app, &rank_flags);
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   auto split = [](const std::string& list) {
     std::vector<std::string> out;
@@ -86,6 +93,28 @@ int RunSuites(int argc, char** argv) {
     return out;
   };
   options.suites = split(suites);
+  int rank_suites = 0;
+  for (const std::string& suite : options.suites) rank_suites += IsRankSuite(suite) ? 1 : 0;
+  if (rank_suites > 0) {
+    if (rank_suites != static_cast<int>(options.suites.size())) {
+      return Fail(Status::Invalid("",
+                                  "--suite: collective and interconnect run across MPI "
+                                  "ranks; run them apart from the host suites"));
+    }
+    if (options.repeat != 1 || !gemm_dump.empty() || n > 0 || !dtypes.empty()) {
+      return Fail(Status::Invalid("",
+                                  "--repeat, --gemm-dump, --n and --dtype are for the host "
+                                  "suites, not collective or interconnect"));
+    }
+    return RunRankSuites(options.suites, options.backend, reps, options.suite.seed, rank_flags,
+                         common);
+  }
+  if (!rank_flags.collectives.empty() || !rank_flags.min_bytes.empty() ||
+      !rank_flags.max_bytes.empty() || rank_flags.iters > 0 || !rank_flags.inject.empty()) {
+    return Fail(Status::Invalid("",
+                                "--collective, --min-bytes, --max-bytes, --iters and --inject "
+                                "are for --suite collective or interconnect"));
+  }
   options.suite.dtypes = split(dtypes);
   for (const std::string& d : options.suite.dtypes) {
     if (d != "float64" && d != "float32" && d != "tf32" && d != "float16" && d != "bfloat16") {
@@ -139,6 +168,22 @@ int RunList(int argc, char** argv) {
   for (const bench::Suite& suite : bench::Suites()) {
     list.push_back({{"name", suite.name}, {"description", suite.description}});
     text += fmt::format("{}\n  {}\n\n", suite.name, suite.description);
+  }
+  const std::pair<const char*, const char*> rank_suites[] = {
+      {"collective",
+       "under mpirun, one rank per process: all_reduce, all_gather, reduce_scatter, alltoall, "
+       "broadcast, sendrecv on float32, sizes --min-bytes..--max-bytes (8 B to 1 GiB, x2), out "
+       "of place and in place; time, algbw and busbw as nccl-tests defines them (all_reduce "
+       "busbw = algbw*2(n-1)/n, all_gather/reduce_scatter/alltoall (n-1)/n, broadcast/sendrecv "
+       "1); integer inputs whose results are exact, every output element checked (#wrong). "
+       "Transport: MPI on host buffers"},
+      {"interconnect",
+       "under mpirun: for every ordered pair of ranks, one-way and bidirectional bandwidth of "
+       "--max-bytes messages (default 64 MiB, GB/s) and latency (half the round trip of 8 B, "
+       "us); every message checked"}};
+  for (const auto& [name, description] : rank_suites) {
+    list.push_back({{"name", name}, {"description", description}});
+    text += fmt::format("{}\n  {}\n\n", name, description);
   }
   doc["suites"] = std::move(list);
   if (common.human()) std::fputs(text.c_str(), stdout);

@@ -33,6 +33,7 @@ int RunBench(int argc, char** argv);
 int RunDevices(int argc, char** argv);
 int RunEnv(int argc, char** argv);
 int RunDoctor(int argc, char** argv);
+int RunFleet(int argc, char** argv);
 int RunMonitor(int argc, char** argv);
 int RunStress(int argc, char** argv);
 int RunCollect(int argc, char** argv);

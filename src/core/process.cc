@@ -146,6 +146,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const std::atomic<bool>* stop)
     ::waitpid(pid, nullptr, 0);
     return result;
   }
+  if (spec.on_start) spec.on_start(static_cast<int>(pid));
   std::optional<double> kill_at;
   int status = 0;
   for (;;) {

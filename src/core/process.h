@@ -5,6 +5,7 @@
 #define PARITY_CORE_PROCESS_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,8 @@ struct ProcessSpec {
   std::string log_path;                    ///< stdout and stderr appended here; "" = /dev/null
   std::optional<double> timeout;           ///< seconds
   double stop_grace = 5.0;                 ///< seconds between SIGTERM and SIGKILL when stopping it
+  /// Called with the child's pid (also its process group) once it has started.
+  std::function<void(int)> on_start;
 };
 
 struct ProcessResult {

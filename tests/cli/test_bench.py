@@ -27,6 +27,8 @@ with open(os.path.join(DATA, "expected.json")) as f:
     EXPECTED = json.load(f)
 
 SUITES = ["stream", "gemm", "transfer", "rng", "latency"]
+# bench list also names the suites that run across MPI ranks (tests/cli/test_fleet.py).
+LISTED = SUITES + ["collective", "interconnect"]
 STREAM_KERNELS = ["copy", "mul", "add", "triad", "dot", "nstream"]
 # BabelStream's bytes per element moved by each kernel, in units of sizeof(T).
 STREAM_WEIGHTS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "nstream": 4}
@@ -126,7 +128,7 @@ class List(Checks):
         r = parity("bench", "list")
         self.assertEqual(r.returncode, 0, r.stderr)
         names = [line for line in r.stdout.splitlines() if line and not line.startswith(" ")]
-        self.assertEqual(names, SUITES)
+        self.assertEqual(names, LISTED)
         self.assertIn("BabelStream", r.stdout)
 
     def test_json(self):
@@ -134,7 +136,7 @@ class List(Checks):
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = json.loads(r.stdout)
         self.assertEqual((doc["format"], doc["version"]), ("parity-bench-suites", 1))
-        self.assertEqual([s["name"] for s in doc["suites"]], SUITES)
+        self.assertEqual([s["name"] for s in doc["suites"]], LISTED)
         for s in doc["suites"]:
             self.assertGreater(len(s["description"]), 40, s)
 

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The figures of issue 14, each against its peer in the same run, rounds alternating:
+
+1. all_reduce bus bandwidth at 64 MiB over --ranks local ranks: `parity bench --suite
+   collective --collective all_reduce` (out-of-place result, float32) against a bare
+   MPI_Allreduce timing loop (bench/mpi_allreduce_peer.c, built here with mpicc) with the same
+   iterations and samples. Figure: median over rounds of parity's median busbw / the peer's
+   median busbw. Target: at least 95%.
+2. fleet collect overhead: `mpirun parity fleet collect PLAN` (every rank collects, rank 0
+   gathers the bundles) against `mpirun parity collect PLAN` (every rank collects its own
+   bundle, nothing gathered) — the per-node collect. Figure: median over rounds of the wall
+   time ratio minus one. Target: under 5%.
+
+    ./scripts/build release && /usr/bin/python3 bench/fleet_figures.py [--rounds 3]
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PLAN = """\
+plan: fleet-overhead
+backend: cpu
+stages:
+  - kind: env
+  - name: stream
+    kind: bench
+    suites: [stream]
+    dtypes: [float64]
+    n: {n}
+    reps: 20
+"""
+
+
+def mpirun(ranks, args, env):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    start = time.perf_counter()
+    p = subprocess.run(cmd + args, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd + args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p, seconds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "parity"))
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--n", type=int, default=1 << 24, help="the plan's stream size")
+    args = ap.parse_args()
+    env = dict(os.environ, OMPI_MCA_btl="self,vader,tcp",
+               OMPI_MCA_btl_base_warn_component_unused="0", OMP_NUM_THREADS="1",
+               PARITY_NVML_LIBRARY="/nonexistent", PARITY_ROCM_SMI_LIBRARY="/nonexistent")
+    tmp = tempfile.mkdtemp(prefix="fleet-figures-")
+    peer = os.path.join(tmp, "peer")
+    subprocess.run(["mpicc", "-O2", "-o", peer, os.path.join(ROOT, "bench", "mpi_allreduce_peer.c")],
+                   check=True)
+    size = 64 << 20
+
+    ratios, ours, theirs = [], [], []
+    for rnd in range(args.rounds):
+        out = os.path.join(tmp, f"coll-{rnd}.json")
+        mpirun(args.ranks, [args.bin, "bench", "--suite", "collective", "--collective",
+                            "all_reduce", "--min-bytes", str(size), "--max-bytes", str(size),
+                            "--iters", str(args.iters), "--reps", str(args.reps), "-q",
+                            "--json", out], env)
+        with open(out) as f:
+            doc = json.load(f)
+        r = next(r for r in doc["results"] if not r["params"]["in_place"])
+        assert r["wrong"] == 0 and r["params"]["bytes"] == size, r
+        p, _ = mpirun(args.ranks, [peer, str(size), str(args.iters), str(args.reps)], env)
+        peer_bw = statistics.median(float(x) for x in p.stdout.split())
+        ours.append(r["busbw"])
+        theirs.append(peer_bw)
+        ratios.append(r["busbw"] / peer_bw)
+        print(f"round {rnd + 1}: all_reduce 64 MiB busbw parity {r['busbw']:.4f} GB/s, "
+              f"MPI_Allreduce loop {peer_bw:.4f} GB/s, ratio {r['busbw'] / peer_bw:.3f}",
+              flush=True)
+
+    plan = os.path.join(tmp, "plan.yaml")
+    with open(plan, "w") as f:
+        f.write(PLAN.format(n=args.n))
+    fleet_t, alone_t, over = [], [], []
+    for rnd in range(args.rounds):
+        fleet_dir = os.path.join(tmp, f"fleet-{rnd}")
+        _, t_fleet = mpirun(args.ranks, [args.bin, "fleet", "collect", plan, "-o", fleet_dir,
+                                         "-q"], env)
+        alone_dir = os.path.join(tmp, f"alone-{rnd}")
+        os.mkdir(alone_dir)
+        # Each rank its own bundle, as a per-node collect would be run under the same launcher.
+        _, t_alone = mpirun(args.ranks, ["sh", "-c", f'exec "$0" collect "$1" -o '
+                                         f'"$2/b$OMPI_COMM_WORLD_RANK" -q --no-store',
+                                         args.bin, plan, alone_dir], env)
+        fleet_t.append(t_fleet)
+        alone_t.append(t_alone)
+        over.append(t_fleet / t_alone - 1)
+        print(f"round {rnd + 1}: fleet collect {t_fleet:.2f} s, per-node collect {t_alone:.2f} s, "
+              f"overhead {100 * over[-1]:+.1f}%", flush=True)
+        shutil.rmtree(fleet_dir, ignore_errors=True)
+        shutil.rmtree(alone_dir, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    cpu = platform.processor() or platform.machine()
+    print(f"\nmachine: {platform.node()}, {os.cpu_count()} CPUs ({cpu}), {args.ranks} ranks, "
+          f"{args.rounds} rounds")
+    print(f"all_reduce 64 MiB busbw: parity median {statistics.median(ours):.4f} GB/s, "
+          f"MPI_Allreduce loop median {statistics.median(theirs):.4f} GB/s; "
+          f"ratio median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, "
+          f"max {max(ratios):.3f}); target >= 0.95")
+    print(f"fleet collect: median {statistics.median(fleet_t):.2f} s against per-node collect "
+          f"{statistics.median(alone_t):.2f} s; overhead median {100 * statistics.median(over):+.1f}% "
+          f"(min {100 * min(over):+.1f}%, max {100 * max(over):+.1f}%); target < 5%")
+
+
+if __name__ == "__main__":
+    main()
