@@ -7,6 +7,7 @@
 #   3. bench/gpu_peer.cu: cuBLAS's own GEMM rate and the driver's device-to-device copy rate
 #   4. parity compare of the GPU's float32 GEMM products against the CPU's (--gemm-dump)
 #   5. parity stress: gemm-burn on the GPU for 30 s with a kill every 6 s and a planted bit flip
+#   6. parity bench --suite peer: copies between every pair of GPUs (SKIP on a one-GPU machine)
 # and prints a table: triad GB/s against the copy ceiling, GEMM GFLOP/s per dtype against
 # cuBLAS's own figure and the datasheet peak, validation status. The table is written, as a
 # section for docs/PERFORMANCE.md, to OUT/gpu-check.md (OUT: $OUT, else build-gpu/check).
@@ -79,6 +80,9 @@ log "parity compare (cpu float32 GEMM vs cuda) exit $compare_rc"
   --inject sdc:at=20 --json "$out/stress.json" --quiet
 stress_rc=$?
 log "parity stress (cuda gemm-burn drill) exit $stress_rc"
+# Peer copies need two GPUs: on one the suite is a SKIP (exit 3), reported but not judged.
+"$parity" bench --backend cuda --suite peer --json "$out/peer-copies.json" | tee "$out/peer-copies.txt"
+log "parity bench --suite peer exit ${PIPESTATUS[0]}"
 set -e
 
 python3 scripts/gpu_check_report.py --out "$out" --bench-rc "$bench_rc" \

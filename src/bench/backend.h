@@ -91,10 +91,31 @@ class Backend {
   /// Seconds that `work` took on the device's own clock (events around it on GPUs, then a
   /// wait), including everything it queued.
   virtual Result<double> Time(const std::function<Status()>& work) = 0;
+
+  // Peer copies between two devices of this backend (the peer suite). Each device is opened by
+  // its own instance of the backend; a backend with one device keeps these defaults.
+
+  /// Whether the opened device can reach the memory of device `peer` directly (NVLink, xGMI or
+  /// PCIe peer-to-peer: cudaDeviceCanAccessPeer, hipDeviceCanAccessPeer). When it can, `enable`
+  /// turns that access on or off for the CopyToPeer calls that follow. kUnavailable when the
+  /// backend has no device `peer` other than the opened one.
+  virtual Result<bool> PeerAccess(int peer, bool enable) {
+    (void)enable;
+    return Status::Unavailable(std::string(name()) + " backend: one device, no peer " +
+                               std::to_string(peer) + " to copy to");
+  }
+  /// Queues a copy of `bytes` from `src`, device memory of the opened device, to `dst`, device
+  /// memory of device `peer` (allocated by an instance opened on it), on this instance's queue:
+  /// direct where PeerAccess turned access on, else staged through host memory by the runtime.
+  virtual Status CopyToPeer(void* dst, int peer, const void* src, std::size_t bytes) {
+    (void)dst, (void)src, (void)bytes;
+    return Status::Unavailable(std::string(name()) + " backend: one device, no peer " +
+                               std::to_string(peer) + " to copy to");
+  }
 };
 
 /// Bumped whenever Backend or DeviceInfo change; a plugin built for another version is refused.
-inline constexpr int kBackendAbiVersion = 2;
+inline constexpr int kBackendAbiVersion = 3;
 
 }  // namespace parity::bench
 

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 
+#include "bench/pair_matrix.h"
 #include "bench/peaks.h"
 #include "bench/platform.h"
 #include "bench/registry.h"
@@ -121,7 +122,9 @@ Result<BenchRun> RunBenchOn(Backend& backend, const DeviceInfo& device,
     if (std::find(suites.begin(), suites.end(), name) == suites.end()) suites.push_back(name);
   }
   if (suites.empty()) {
-    for (const Suite& suite : Suites()) suites.emplace_back(suite.name);
+    for (const Suite& suite : Suites()) {
+      if (suite.by_default) suites.emplace_back(suite.name);
+    }
   }
   const auto start = std::chrono::steady_clock::now();
   const std::string started = Iso8601Now();
@@ -207,7 +210,14 @@ Result<BenchRun> RunBench(const BenchOptions& options) {
                                            devices.size() - 1));
   }
   PARITY_RETURN_IF_ERROR(backend->Open(options.device));
-  return RunBenchOn(*backend, devices[static_cast<std::size_t>(options.device)], options);
+  BenchOptions with_devices = options;
+  with_devices.suite.open_device =
+      [name = options.backend](int index) -> Result<std::unique_ptr<Backend>> {
+    PARITY_ASSIGN_OR_RETURN(std::unique_ptr<Backend> other, OpenBackend(name));
+    PARITY_RETURN_IF_ERROR(other->Open(index));
+    return other;
+  };
+  return RunBenchOn(*backend, devices[static_cast<std::size_t>(options.device)], with_devices);
 }
 
 std::string BenchText(const BenchRun& run) {
@@ -218,8 +228,17 @@ std::string BenchText(const BenchRun& run) {
   text += "\n";
   std::map<std::string, Table> tables;
   std::vector<std::string> order;
+  std::vector<BenchResult> peer;
+  int peer_devices = 0;
   for (const BenchResult& r : run.results) {
     const std::string suite = SuiteOf(r.benchmark);
+    if (suite == "peer") {
+      // Matrices, as p2pBandwidthLatencyTest prints them, after the tables.
+      peer.push_back(r);
+      peer_devices =
+          std::max({peer_devices, r.params.value("src", 0) + 1, r.params.value("dst", 0) + 1});
+      continue;
+    }
     if (!tables.contains(suite)) {
       order.push_back(suite);
       tables.emplace(suite, Table({"benchmark", "dtype", "size", "unit", "best", "median", "cv",
@@ -245,6 +264,20 @@ std::string BenchText(const BenchRun& run) {
   for (const std::string& suite : order) {
     text += '\n';
     text += tables.at(suite).Render("  ");
+  }
+  if (!peer.empty()) {
+    text += PairMatrixText(
+        peer, peer_devices, "device(row) -> device(column)",
+        [](const BenchResult& r) -> std::string {
+          const std::string access =
+              r.params.value("peer_access", false) ? "peer access on" : "peer access off (staged)";
+          if (r.benchmark == "peer.latency") {
+            return fmt::format("latency, {} (us per 8 B copy)", access);
+          }
+          return fmt::format("{} bandwidth, {} (GB/s, {} B copies)",
+                             r.params.value("direction", "") == "bi" ? "bidirectional" : "one-way",
+                             access, r.params.value("bytes", std::size_t{0}));
+        });
   }
   text += fmt::format("\n{} ok, {} invalid, {} skipped; {:.1f} s\n", run.ok, run.invalid,
                       run.skipped, doc["duration_s"].get<double>());

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench/suite.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <utility>
 
 namespace parity::bench {
 namespace {
 
-constexpr std::array<Suite, 5> kSuites = {{
+constexpr std::array<Suite, 6> kSuites = {{
     {"stream",
      "BabelStream's kernels on three arrays of n elements (default 2^25) in float64 and "
      "float32: copy, mul, add, triad, dot in its Classic order, reps times (default 100), then "
@@ -43,6 +46,16 @@ constexpr std::array<Suite, 5> kSuites = {{
      "synchronisation (round trip); microseconds; on the cpu backend an empty OpenMP parallel "
      "region",
      RunLatencySuite},
+    {"peer",
+     "copies between every ordered pair of the backend's devices (not run by default: it "
+     "takes every device, not only --device): one way and both ways at once, with direct "
+     "peer access on where the devices have it (NVLink, xGMI, PCIe peer-to-peer) and off "
+     "(the runtime stages the copy through host memory), as CUDA's p2pBandwidthLatencyTest "
+     "measures them; messages of n float32 elements (default 2^24, 64 MiB), batches of at least "
+     "256 MiB per sample; GB/s, both directions summed for 'bi'; latency of an 8-byte copy in "
+     "microseconds (mean of 100); every destination read back and compared with its source "
+     "byte for byte. Skipped on a backend with one device (cpu)",
+     RunPeerSuite, false},
 }};
 
 }  // namespace
@@ -86,6 +99,38 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != nullptr) backend_->Free(ptr_, kind_);
+}
+
+void FillCopyPattern(std::span<std::byte> out, uint64_t seed) {
+  uint64_t x = seed | 1;
+  for (std::size_t i = 0; i < out.size(); i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(out.data() + i, &x, std::min<std::size_t>(8, out.size() - i));
+  }
+}
+
+CopyCheck CompareCopy(std::span<const std::byte> got, std::span<const std::byte> want) {
+  CopyCheck check;
+  check.checked = std::min(got.size(), want.size());
+  for (std::size_t i = 0; i < check.checked; ++i) {
+    if (got[i] != want[i] && check.mismatches++ == 0) check.first = i;
+  }
+  return check;
+}
+
+void RecordCopyCheck(BenchResult& r, const CopyCheck& check) {
+  r.validation = {{"method", "destination read back and compared with the source, byte for byte"},
+                  {"bytes_checked", check.checked},
+                  {"mismatches", check.mismatches}};
+  if (check.mismatches > 0) {
+    r.outcome = Outcome::kInvalid;
+    r.reason = fmt::format(
+        "{} of {} bytes differ from the source after the copies (first at "
+        "byte {})",
+        check.mismatches, check.checked, check.first);
+  }
 }
 
 BenchResult Skipped(std::string benchmark, std::string dtype, Json params, std::string unit,

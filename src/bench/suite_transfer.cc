@@ -34,17 +34,6 @@ std::string SizeName(std::size_t bytes) {
   return fmt::format("{} KiB", bytes / kKiB);
 }
 
-// Bytes of a pattern that a stale or shifted copy can't match.
-void FillPattern(std::byte* data, std::size_t bytes, uint64_t seed) {
-  uint64_t x = seed | 1;
-  for (std::size_t i = 0; i < bytes; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(data + i, &x, std::min<std::size_t>(8, bytes - i));
-  }
-}
-
 struct Direction {
   std::string_view name;  // "h2d", "d2h"
   bool to_device;
@@ -63,7 +52,7 @@ Result<BenchResult> RunOne(Backend& backend, const SuiteOptions& options, Direct
   r.unit = "GB/s";
 
   // The source holds the pattern; the destination is cleared so a copy that did nothing fails.
-  FillPattern(pattern.data(), size, options.seed + size);
+  FillCopyPattern(std::span(pattern).first(size), options.seed + size);
   void* src = dir.to_device ? host.get() : device.get();
   void* dst = dir.to_device ? device.get() : host.get();
   const MemoryKind src_kind = dir.to_device ? host_kind : MemoryKind::kDevice;
@@ -103,22 +92,7 @@ Result<BenchResult> RunOne(Backend& backend, const SuiteOptions& options, Direct
   } else {
     std::memcpy(check.data(), host.get(), size);
   }
-  std::size_t mismatches = 0, first = 0;
-  for (std::size_t i = 0; i < size; ++i) {
-    if (check[i] != pattern[i]) {
-      if (mismatches++ == 0) first = i;
-    }
-  }
-  r.validation = {{"method", "destination read back and compared with the source, byte for byte"},
-                  {"bytes_checked", size},
-                  {"mismatches", mismatches}};
-  if (mismatches > 0) {
-    r.outcome = Outcome::kInvalid;
-    r.reason = fmt::format(
-        "{} of {} bytes differ from the source after the copies (first at "
-        "byte {})",
-        mismatches, size, first);
-  }
+  RecordCopyCheck(r, CompareCopy(std::span(check).first(size), std::span(pattern).first(size)));
   return r;
 }
 

@@ -35,7 +35,8 @@ int RunSuites(int argc, char** argv) {
       "bench",
       "Run validated benchmark suites on one device of a backend and report each figure with "
       "its spread: stream (BabelStream's kernels), gemm, transfer, rng, latency ('parity bench "
-      "list' describes each); under mpirun, collective (nccl-tests' collectives, checked) and "
+      "list' describes each); peer (copies between every pair of the backend's devices, asked "
+      "for by name); under mpirun, collective (nccl-tests' collectives, checked) and "
       "interconnect (point-to-point matrix between ranks). A result whose output is wrong is "
       "INVALID and the run exits 1; "
       "the JSON (format parity-bench v1) is written in every case. Other forms: 'parity bench "
@@ -49,19 +50,22 @@ int RunSuites(int argc, char** argv) {
       ->check(CLI::Range(0, 1 << 20))
       ->option_text("I");
   app->add_option("--suite", suites,
-                  "comma-separated suites (default: stream,gemm,transfer,rng,latency; "
-                  "collective and interconnect run across MPI ranks, apart from the others)")
+                  "comma-separated suites (default: stream,gemm,transfer,rng,latency; peer "
+                  "takes every device of the backend; collective and interconnect run across "
+                  "MPI ranks, apart from the others)")
       ->option_text("S[,S...]");
   app->add_option("--dtype", dtypes,
                   "comma-separated dtypes to run: float64, float32 (stream, gemm, rng), tf32, "
                   "float16, bfloat16 (gemm) (default: every one a suite has)")
       ->option_text("D[,D...]");
-  app->add_option("--n", n, "elements per array for stream (default 2^25) and rng (2^26)")
+  app->add_option("--n", n,
+                  "elements per array for stream (default 2^25) and rng (2^26); float32 "
+                  "elements per copy for peer (2^24)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))
       ->option_text("N");
   app->add_option("--reps", reps,
                   "timed repetitions per benchmark (default: stream 100, gemm 20..3 by size, "
-                  "transfer 20, rng 20, latency 20); one more runs first as warm-up")
+                  "transfer 20, rng 20, latency 20, peer 10); one more runs first as warm-up")
       ->check(CLI::Range(1, 1000000))
       ->option_text("R");
   app->add_option("--repeat", options.repeat,

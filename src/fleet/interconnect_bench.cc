@@ -5,11 +5,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 
+#include "bench/pair_matrix.h"
 #include "bench/stats.h"
 #include "bench/suite.h"
-#include "core/text_table.h"
 #include "fleet/collective_bench.h"
 
 namespace parity::fleet {
@@ -206,49 +205,15 @@ Result<std::vector<BenchResult>> RunInterconnectSuite(const MpiSession& session,
 }
 
 std::string InterconnectText(const std::vector<BenchResult>& results, int ranks) {
-  // matrix[name][src][dst] = the median, for people.
-  std::map<std::string, std::map<int, std::map<int, std::string>>> matrix;
-  std::vector<std::string> order;
-  std::string notes;
-  for (const BenchResult& r : results) {
-    if (r.outcome == Outcome::kSkipped) {
-      notes += fmt::format("{}: SKIP: {}\n", r.benchmark, r.reason);
-      continue;
-    }
-    const std::string name =
-        r.benchmark == "interconnect.latency"
-            ? "latency (us, half the round trip of 8 B)"
-            : fmt::format("{} bandwidth (GB/s, {} B messages)",
-                          r.params.value("direction", "") == "bi" ? "bidirectional" : "one-way",
-                          r.params.value("bytes", std::size_t{0}));
-    if (!matrix.contains(name)) order.push_back(name);
-    const int src = r.params.value("src", 0), dst = r.params.value("dst", 0);
-    std::string cell = r.outcome == Outcome::kInvalid
-                           ? "INVALID"
-                           : fmt::format("{:.3g}", bench::Median(r.samples));
-    matrix[name][src][dst] = cell;
-    if (r.params.value("direction", "") == "bi") matrix[name][dst][src] = cell;
-  }
-  std::string text = notes;
-  for (const std::string& name : order) {
-    std::vector<std::string> header = {"rank(row) -> rank(column)"};
-    std::vector<bool> right = {false};
-    for (int c = 0; c < ranks; ++c) {
-      header.push_back(std::to_string(c));
-      right.push_back(true);
-    }
-    Table table(header, right);
-    for (int row = 0; row < ranks; ++row) {
-      std::vector<std::string> cells = {std::to_string(row)};
-      for (int c = 0; c < ranks; ++c) {
-        const auto& m = matrix[name][row];
-        cells.push_back(row == c ? "-" : (m.contains(c) ? m.at(c) : ""));
-      }
-      table.AddRow(cells);
-    }
-    text += fmt::format("\n{}\n{}", name, table.Render("  "));
-  }
-  return text;
+  return bench::PairMatrixText(
+      results, ranks, "rank(row) -> rank(column)", [](const BenchResult& r) -> std::string {
+        if (r.benchmark == "interconnect.latency") {
+          return "latency (us, half the round trip of 8 B)";
+        }
+        return fmt::format("{} bandwidth (GB/s, {} B messages)",
+                           r.params.value("direction", "") == "bi" ? "bidirectional" : "one-way",
+                           r.params.value("bytes", std::size_t{0}));
+      });
 }
 
 }  // namespace parity::fleet

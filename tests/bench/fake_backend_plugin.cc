@@ -10,6 +10,10 @@
 // Its GEMM is a plain loop, up to n = 1024 (larger ones are unavailable).
 //   wrong-rng     the Philox fill starts one block late
 //   wrong-copy    copies leave the last byte out
+//   no-peer       no device reaches another's memory directly (peer copies are staged)
+//   wrong-peer    peer copies from device 1 leave the last byte out
+// $PARITY_FAKE_DEVICES (1 to 16, default 2) sets how many devices it has; a third and later are
+// "Fake Accelerator i".
 #include <Random123/philox.h>
 
 #include <algorithm>
@@ -100,11 +104,19 @@ class FakeBackend final : public parity::bench::Backend {
   Result<std::vector<DeviceInfo>> Devices() override {
     DeviceInfo first{0, "Fake Accelerator 0", "Fake", Json{{"memory_bytes", 1 << 30}}};
     DeviceInfo second{1, "NVIDIA H200", "NVIDIA", Json{{"driver", "fake 1.0"}}};
-    return std::vector<DeviceInfo>{first, second};
+    std::vector<DeviceInfo> devices{first, second};
+    for (int i = 2; i < DeviceCount(); ++i) {
+      devices.push_back({i, "Fake Accelerator " + std::to_string(i), "Fake", Json::object()});
+    }
+    devices.resize(static_cast<std::size_t>(DeviceCount()));
+    return devices;
   }
 
   Status Open(int index) override {
-    if (index < 0 || index > 1) return Status::Unavailable("fake backend: no such device");
+    if (index < 0 || index >= DeviceCount()) {
+      return Status::Unavailable("fake backend: no such device");
+    }
+    index_ = index;
     return Status::Ok();
   }
 
@@ -194,6 +206,23 @@ class FakeBackend final : public parity::bench::Backend {
   Status EmptyKernel() override { return Status::Ok(); }
   Status Synchronize() override { return Status::Ok(); }
 
+  Result<bool> PeerAccess(int peer, bool) override {
+    if (peer < 0 || peer >= DeviceCount() || peer == index_) {
+      return Status::Unavailable("fake backend: no peer " + std::to_string(peer));
+    }
+    return mode_ != "no-peer";
+  }
+
+  Status CopyToPeer(void* dst, int peer, const void* src, std::size_t bytes) override {
+    if (peer < 0 || peer >= DeviceCount() || peer == index_) {
+      return Status::Internal("fake backend: copy to device " + std::to_string(peer) +
+                              " from device " + std::to_string(index_));
+    }
+    const bool drop_last = mode_ == "wrong-peer" && index_ == 1 && bytes > 8;
+    std::memcpy(dst, src, drop_last ? bytes - 1 : bytes);
+    return Status::Ok();
+  }
+
   Result<double> Time(const std::function<Status()>& work) override {
     const auto start = std::chrono::steady_clock::now();
     PARITY_RETURN_IF_ERROR(work());
@@ -203,7 +232,13 @@ class FakeBackend final : public parity::bench::Backend {
   }
 
  private:
+  static int DeviceCount() {
+    const char* count = std::getenv("PARITY_FAKE_DEVICES");
+    return count != nullptr ? std::clamp(std::atoi(count), 1, 16) : 2;
+  }
+
   std::string mode_;
+  int index_ = 0;
 };
 
 }  // namespace

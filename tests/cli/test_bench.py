@@ -27,8 +27,9 @@ with open(os.path.join(DATA, "expected.json")) as f:
     EXPECTED = json.load(f)
 
 SUITES = ["stream", "gemm", "transfer", "rng", "latency"]
-# bench list also names the suites that run across MPI ranks (tests/cli/test_fleet.py).
-LISTED = SUITES + ["collective", "interconnect"]
+# bench list also names peer (asked for by name only) and the suites that run across MPI ranks
+# (tests/cli/test_fleet.py).
+LISTED = SUITES + ["peer", "collective", "interconnect"]
 STREAM_KERNELS = ["copy", "mul", "add", "triad", "dot", "nstream"]
 # BabelStream's bytes per element moved by each kernel, in units of sizeof(T).
 STREAM_WEIGHTS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "nstream": 4}
@@ -45,8 +46,11 @@ def parity(*args, env=None, timeout=300):
                           env=full_env)
 
 
-def fake_env(mode="ok"):
-    return {"PARITY_BACKEND_PATH": PLUGINS, "PARITY_FAKE_MODE": mode}
+def fake_env(mode="ok", devices=None):
+    env = {"PARITY_BACKEND_PATH": PLUGINS, "PARITY_FAKE_MODE": mode}
+    if devices is not None:
+        env["PARITY_FAKE_DEVICES"] = str(devices)
+    return env
 
 
 def data(name):
@@ -399,6 +403,18 @@ class Errors(Checks):
                          "not an empty directory")
         shutil.rmtree(tmp, ignore_errors=True)
 
+    def test_peer_on_one_device(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "peer.json")
+            r = parity("bench", "--suite", "peer", "--json", out)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("parity: error: nothing asked for can run here", r.stderr)
+            self.assertIn("SKIP: the cpu backend has 1 device here: no pair to copy between",
+                          r.stdout)
+            doc = load(out)
+        self.assertEqual(doc["summary"], {"ok": 0, "invalid": 0, "skipped": 1})
+        self.assertEqual(doc["results"][0]["benchmark"], "peer.bandwidth")
+
     @unittest.skipIf(plugin_beside_binary("cuda"), "a CUDA plugin is built here")
     def test_cuda_without_plugin(self):
         r = parity("bench", "--backend", "cuda", "--suite", "latency", "--reps", "1")
@@ -485,12 +501,12 @@ class Plugins(Checks):
             self.assertError(r, 3, "fake runtime: no driver loaded")
             self.assertFalse(os.path.exists(out))
 
-    def run_fake(self, mode, *args, device=None):
+    def run_fake(self, mode, *args, device=None, devices=None):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out.json")
             extra = ["--device", str(device)] if device is not None else []
             r = parity("bench", "--backend", "fake", *extra, *args, "--json", out,
-                       env=fake_env(mode), timeout=600)
+                       env=fake_env(mode, devices), timeout=600)
             doc = load(out) if os.path.exists(out) else None
         return r, doc
 
@@ -563,6 +579,72 @@ class Plugins(Checks):
                 else:
                     # The fake backend has pinned memory, so nothing is skipped.
                     self.check_ok(res)
+
+    def peer_results(self, doc):
+        return {(x["benchmark"], x["params"]["src"], x["params"]["dst"],
+                 x["params"]["direction"], x["params"]["peer_access"]): x
+                for x in doc["results"]}
+
+    def test_peer_matrix_of_three_devices(self):
+        r, doc = self.run_fake("ok", "--suite", "peer", "--n", "1024", "--reps", "3", devices=3)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.check_document(doc, "fake", "Fake Accelerator 0")
+        self.assertEqual(doc["suites"], ["peer"])
+        results = self.peer_results(doc)
+        # Every ordered pair, peer access on and off: one-way and latency; both ways once per
+        # unordered pair.
+        self.assertEqual(len(results), len(doc["results"]))
+        self.assertEqual(len(results), 6 * 2 * 2 + 3 * 2)
+        for (bench, src, dst, direction, access), res in results.items():
+            with self.subTest(bench=bench, src=src, dst=dst, direction=direction, access=access):
+                self.check_ok(res)
+                self.assertNotEqual(src, dst)
+                self.assertEqual(len(res["samples"]), 3)
+                if bench == "peer.latency":
+                    self.assertEqual((res["unit"], res["better"]), ("us", "lower"))
+                    self.assertEqual(res["params"]["bytes"], 8)
+                    continue
+                self.assertEqual(res["unit"], "GB/s")
+                self.assertEqual(res["params"]["bytes"], 4096)
+                # 256 MiB per sample at most 1000 copies; time_us per copy.
+                self.assertEqual(res["params"]["batch"], 1000)
+                moved = 4096 * 1000 * (2 if direction == "bi" else 1)
+                self.assertRel(res["time_us"], moved / 1e9 / res["median"] * 1e6 / 1000, 1e-9)
+                self.assertEqual(res["validation"]["bytes_checked"],
+                                 4096 * (2 if direction == "bi" else 1))
+                if direction == "bi":
+                    self.assertLess(src, dst)
+        for title in ("one-way bandwidth, peer access on (GB/s, 4096 B copies)",
+                      "bidirectional bandwidth, peer access off (staged)",
+                      "latency, peer access on (us per 8 B copy)",
+                      "device(row) -> device(column)"):
+            self.assertIn(title, r.stdout)
+
+    def test_peer_copy_planted_wrong(self):
+        r, doc = self.run_fake("wrong-peer", "--suite", "peer", "--n", "1000", "--reps", "1")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        results = self.peer_results(doc)
+        for access in (True, False):
+            self.check_ok(results[("peer.bandwidth", 0, 1, "uni", access)])
+            wrong = results[("peer.bandwidth", 1, 0, "uni", access)]
+            self.assertEqual((wrong["status"], wrong["valid"]), ("invalid", False))
+            self.assertEqual(wrong["validation"]["mismatches"], 1)
+            self.assertIn("first at byte 3999", wrong["reason"])
+            both = results[("peer.bandwidth", 0, 1, "bi", access)]
+            self.assertEqual(both["status"], "invalid")
+        self.assertIn("peer.bandwidth 1->0 4000 uni p2p: INVALID: 1 of 4000 bytes differ",
+                      r.stdout)
+
+    def test_peer_access_missing(self):
+        r, doc = self.run_fake("no-peer", "--suite", "peer", "--n", "1000", "--reps", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        statuses = {}
+        for res in doc["results"]:
+            statuses.setdefault(res["params"]["peer_access"], set()).add(res["status"])
+            if res["params"]["peer_access"]:
+                self.assertIn("cannot reach each other's memory directly", res["reason"])
+        self.assertEqual(statuses, {True: {"skipped"}, False: {"ok"}})
+        self.assertIn("SKIP: devices 0 and 1 cannot reach", r.stdout)
 
     def test_known_device_peaks(self):
         r, doc = self.run_fake("ok", "--suite", "stream", "--n", "1000", "--reps", "3",

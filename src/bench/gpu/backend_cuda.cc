@@ -93,6 +93,7 @@ class CudaBackend final : public GpuBackendBase {
 
   Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,
               const void* b, void* c) override {
+    PARITY_RETURN_IF_ERROR(Select());
     CublasTypes types;
     if (!TypesFor(dtype, math, &types)) {
       return Status::Unavailable(std::string("cuda backend: no GEMM for ") +
@@ -129,6 +130,7 @@ class CudaBackend final : public GpuBackendBase {
       return Status::Internal("Philox offset " + std::to_string(offset) +
                               " is not a multiple of 4");
     }
+    PARITY_RETURN_IF_ERROR(Select());
     const PhiloxPlan plan = PlanPhilox(n, offset, out, shape_);
     return CheckLaunch("PhiloxKernel", LaunchPhilox(stream_, plan, out, seed));
   }

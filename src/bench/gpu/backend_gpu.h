@@ -87,6 +87,7 @@ inline Result<int> CountDevices() {
 class GpuBackendBase : public Backend {
  public:
   ~GpuBackendBase() override {
+    if (device_ >= 0) (void)gpuSetDevice(device_);
     if (partial_host_ != nullptr) (void)gpuFreeHost(partial_host_);
     if (partial_ != nullptr) (void)gpuFree(partial_);
     if (start_ != nullptr) (void)gpuEventDestroy(start_);
@@ -168,6 +169,7 @@ class GpuBackendBase : public Backend {
   }
 
   Result<void*> Allocate(std::size_t bytes, MemoryKind kind) override {
+    PARITY_RETURN_IF_ERROR(Select());
     const std::size_t size = std::max<std::size_t>(bytes, 1);
     void* ptr = nullptr;
     switch (kind) {
@@ -191,6 +193,7 @@ class GpuBackendBase : public Backend {
   void Free(void* ptr, MemoryKind kind) override {
     if (ptr == nullptr) return;
     // Queued work may still use the memory: wait for it first. Errors can't be returned here.
+    if (device_ >= 0) (void)gpuSetDevice(device_);
     (void)gpuStreamSynchronize(stream_);
     switch (kind) {
       case MemoryKind::kDevice:
@@ -208,11 +211,13 @@ class GpuBackendBase : public Backend {
 
   Status Copy(void* dst, MemoryKind, const void* src, MemoryKind, std::size_t bytes) override {
     if (bytes == 0) return Status::Ok();
+    PARITY_RETURN_IF_ERROR(Select());
     PARITY_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, stream_));
     return Status::Ok();
   }
 
   Status Fill(void* dst, DType dtype, std::size_t n, double value) override {
+    PARITY_RETURN_IF_ERROR(Select());
     if (dtype == DType::kFloat64) return LaunchFill(static_cast<double*>(dst), n, value);
     if (dtype == DType::kFloat32) {
       return LaunchFill(static_cast<float*>(dst), n, static_cast<float>(value));
@@ -222,6 +227,7 @@ class GpuBackendBase : public Backend {
 
   Status Stream(StreamOp op, DType dtype, void* a, void* b, void* c, std::size_t n,
                 double scalar) override {
+    PARITY_RETURN_IF_ERROR(Select());
     if (dtype == DType::kFloat64) {
       return LaunchStream(op, static_cast<double*>(a), static_cast<double*>(b),
                           static_cast<double*>(c), n, scalar);
@@ -234,6 +240,7 @@ class GpuBackendBase : public Backend {
   }
 
   Result<double> Dot(DType dtype, const void* a, const void* b, std::size_t n) override {
+    PARITY_RETURN_IF_ERROR(Select());
     if (dtype == DType::kFloat64) {
       return LaunchDot(static_cast<const double*>(a), static_cast<const double*>(b), n);
     }
@@ -243,22 +250,59 @@ class GpuBackendBase : public Backend {
     return Unsupported("dot", dtype);
   }
 
-  Status EmptyKernel() override { return CheckLaunch("EmptyGpuKernel", LaunchEmpty(stream_)); }
+  Status EmptyKernel() override {
+    PARITY_RETURN_IF_ERROR(Select());
+    return CheckLaunch("EmptyGpuKernel", LaunchEmpty(stream_));
+  }
 
   Status Synchronize() override {
+    PARITY_RETURN_IF_ERROR(Select());
     PARITY_GPU_CHECK(gpuStreamSynchronize(stream_));
     return Status::Ok();
   }
 
   Result<double> Time(const std::function<Status()>& work) override {
+    PARITY_RETURN_IF_ERROR(Select());
     PARITY_GPU_CHECK(gpuEventRecord(start_, stream_));
     PARITY_RETURN_IF_ERROR(work());
+    // `work` may have queued on another device's instance (the peer suite's both-ways copies).
+    PARITY_RETURN_IF_ERROR(Select());
     PARITY_GPU_CHECK(gpuEventRecord(stop_, stream_));
     PARITY_GPU_CHECK(gpuEventSynchronize(stop_));
     float ms = 0.0f;
     PARITY_GPU_CHECK(gpuEventElapsedTime(&ms, start_, stop_));
     // Events resolve about half a microsecond; a zero would make rates infinite.
     return std::max(static_cast<double>(ms) * 1e-3, 1e-7);
+  }
+
+  Result<bool> PeerAccess(int peer, bool enable) override {
+    PARITY_ASSIGN_OR_RETURN(const int count, CountDevices());
+    if (device_ < 0 || peer < 0 || peer >= count || peer == device_) {
+      return Status::Unavailable(std::string(name()) + " backend: device " + std::to_string(peer) +
+                                 " is not a peer of device " + std::to_string(device_) +
+                                 " (it has " + std::to_string(count) + ")");
+    }
+    PARITY_RETURN_IF_ERROR(Select());
+    int can = 0;
+    PARITY_GPU_CHECK(gpuDeviceCanAccessPeer(&can, device_, peer));
+    if (can == 0) return false;
+    const gpuError_t error =
+        enable ? gpuDeviceEnablePeerAccess(peer, 0) : gpuDeviceDisablePeerAccess(peer);
+    // Turning on what is on (or off what is off) is no failure here.
+    if (error == gpuErrorPeerAccessAlreadyEnabled || error == gpuErrorPeerAccessNotEnabled) {
+      (void)gpuGetLastError();
+    } else if (error != gpuSuccess) {
+      return RuntimeError(enable ? "gpuDeviceEnablePeerAccess" : "gpuDeviceDisablePeerAccess",
+                          error);
+    }
+    return true;
+  }
+
+  Status CopyToPeer(void* dst, int peer, const void* src, std::size_t bytes) override {
+    if (bytes == 0) return Status::Ok();
+    PARITY_RETURN_IF_ERROR(Select());
+    PARITY_GPU_CHECK(gpuMemcpyPeerAsync(dst, peer, src, device_, bytes, stream_));
+    return Status::Ok();
   }
 
  protected:
@@ -268,6 +312,13 @@ class GpuBackendBase : public Backend {
   virtual void AddVendorProperties(int index, const gpuDeviceProp& prop, Json& properties) = 0;
   /// Called at the end of Open(): libraries bound to stream_ (cuBLAS, rocBLAS handles).
   virtual Status OpenVendor(int index) = 0;
+
+  /// Makes the opened device the calling thread's current one: several instances, each opened
+  /// on its own device, may be used from one thread (the peer suite).
+  Status Select() const {
+    if (device_ >= 0) PARITY_GPU_CHECK(gpuSetDevice(device_));
+    return Status::Ok();
+  }
 
   Status Unsupported(std::string_view what, DType dtype) const {
     return Status::Unavailable(std::string(name()) + " backend: no " + std::string(what) + " for " +

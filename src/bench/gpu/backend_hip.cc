@@ -28,6 +28,7 @@ class HipBackend final : public GpuBackendBase {
 
   Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,
               const void* b, void* c) override {
+    PARITY_RETURN_IF_ERROR(Select());
     if (math == GemmMath::kTf32) {
       return Status::Unavailable(
           "hip backend: no TF32 GEMM (TF32 is NVIDIA's tensor-core format; MI300's XF32 is "
@@ -73,6 +74,7 @@ class HipBackend final : public GpuBackendBase {
       return Status::Internal("Philox offset " + std::to_string(offset) +
                               " is not a multiple of 4");
     }
+    PARITY_RETURN_IF_ERROR(Select());
     const PhiloxPlan plan = PlanPhilox(n, offset, out, shape_);
     return CheckLaunch("PhiloxKernel", LaunchPhilox(stream_, plan, out, seed));
   }

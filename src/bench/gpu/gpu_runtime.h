@@ -59,6 +59,12 @@ inline constexpr gpuMemcpyKind gpuMemcpyDefault = hipMemcpyDefault;
 #define gpuDevAttrGlobalMemoryBusWidth hipDeviceAttributeMemoryBusWidth
 #define gpuDevAttrL2CacheSize hipDeviceAttributeL2CacheSize
 #define gpuDevAttrEccEnabled hipDeviceAttributeEccEnabled
+#define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
+#define gpuDeviceEnablePeerAccess hipDeviceEnablePeerAccess
+#define gpuDeviceDisablePeerAccess hipDeviceDisablePeerAccess
+#define gpuMemcpyPeerAsync hipMemcpyPeerAsync
+inline constexpr gpuError_t gpuErrorPeerAccessAlreadyEnabled = hipErrorPeerAccessAlreadyEnabled;
+inline constexpr gpuError_t gpuErrorPeerAccessNotEnabled = hipErrorPeerAccessNotEnabled;
 #else
 #include <cuda_runtime.h>
 
@@ -104,6 +110,12 @@ inline constexpr gpuMemcpyKind gpuMemcpyDefault = cudaMemcpyDefault;
 #define gpuDevAttrGlobalMemoryBusWidth cudaDevAttrGlobalMemoryBusWidth
 #define gpuDevAttrL2CacheSize cudaDevAttrL2CacheSize
 #define gpuDevAttrEccEnabled cudaDevAttrEccEnabled
+#define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define gpuDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define gpuDeviceDisablePeerAccess cudaDeviceDisablePeerAccess
+#define gpuMemcpyPeerAsync cudaMemcpyPeerAsync
+inline constexpr gpuError_t gpuErrorPeerAccessAlreadyEnabled = cudaErrorPeerAccessAlreadyEnabled;
+inline constexpr gpuError_t gpuErrorPeerAccessNotEnabled = cudaErrorPeerAccessNotEnabled;
 #endif
 
 #endif  // PARITY_BENCH_GPU_GPU_RUNTIME_H_
