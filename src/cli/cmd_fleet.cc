@@ -116,6 +116,9 @@ int RunFleetCollect(int argc, char** argv) {
   options.plan = std::filesystem::absolute(options.plan).string();
   options.parity_bin = SelfPath();
 
+  // The collect needs nothing from the other ranks: it runs while MPI starts.
+  std::optional<fleet::EarlyCollect> early;
+  if (fleet::MayStartEarly(options)) early.emplace(options);
   Result<fleet::MpiSession> session = fleet::MpiSession::Start();
   if (!session.ok()) {
     std::fprintf(stderr, "parity: error: %s\n", session.status().message().c_str());
@@ -137,7 +140,8 @@ int RunFleetCollect(int argc, char** argv) {
       std::fprintf(stderr, "parity fleet: %.*s\n", static_cast<int>(line.size()), line.data());
     };
   }
-  Result<fleet::FleetCollectRun> run = fleet::FleetCollect(*session, options);
+  Result<fleet::FleetCollectRun> run =
+      fleet::FleetCollect(*session, options, early ? &*early : nullptr);
   if (!run.ok()) return Fail(run.status());
   if (!root) return run->failed > 0 ? kExitCheckFailed : kExitOk;
   if (common.human()) {

@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -69,13 +72,15 @@ class DelayedKill {
   std::thread thread_;
 };
 
-// This rank's collect: runs it and describes the outcome (the header rank 0 records).
-Json CollectHere(const FleetCollectOptions& options, int rank, int local_rank,
-                 const std::string& name, const std::string& host, const std::string& work) {
+// This rank's collect in `work`: runs it and describes the outcome (status, reason, exit,
+// seconds, log_tail, has_bundle). `rank` and `local_rank` are known unless it started before MPI
+// did (EarlyCollect), which MayStartEarly allows only when neither matters.
+Json CollectIn(const FleetCollectOptions& options, std::optional<int> rank, int local_rank,
+               const std::string& work, const std::atomic<bool>* stop) {
   std::error_code ec;
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);
-  Json member = {{"rank", rank}, {"host", host}, {"local_rank", local_rank}, {"name", name}};
+  Json member = Json::object();
   if (ec) {
     member["status"] = "failed";
     member["reason"] = fmt::format("{}: {}", work, ec.message());
@@ -94,15 +99,15 @@ Json CollectHere(const FleetCollectOptions& options, int rank, int local_rank,
       spec.env.insert_or_assign(var, device);
     }
   }
-  if (options.slow_rank && *options.slow_rank == rank) {
+  if (options.slow_rank && options.slow_rank == rank) {
     spec.env.insert_or_assign("PARITY_INJECT_SLOWDOWN", fmt::format("{}", options.slow_factor));
   }
   std::optional<DelayedKill> killer;
-  if (options.kill_rank && *options.kill_rank == rank) {
+  if (options.kill_rank && options.kill_rank == rank) {
     killer.emplace(options.kill_after);
     spec.on_start = [&killer](int pid) { killer->Start(pid); };
   }
-  const ProcessResult run = RunProcess(spec, nullptr);
+  const ProcessResult run = RunProcess(spec, stop);
   killer.reset();
   member["seconds"] = run.seconds;
   member["exit"] =
@@ -120,6 +125,7 @@ Json CollectHere(const FleetCollectOptions& options, int rank, int local_rank,
     member["status"] = "failed";
     std::string reason = run.started ? run.Describe() : run.error;
     if (run.timed_out) reason = fmt::format("timed out after {} s (--timeout)", options.timeout);
+    if (run.interrupted) reason = "stopped: the fleet collect ended before it";
     if (const std::string e = LastParityError(tail); !e.empty()) reason += ": " + e;
     if (finished && !has_bundle) reason += ": no bundle manifest";
     member["reason"] = reason;
@@ -128,7 +134,42 @@ Json CollectHere(const FleetCollectOptions& options, int rank, int local_rank,
   return member;
 }
 
+// The rank's own part of its member's entry.
+Json MemberHeader(int rank, const std::string& host, int local_rank, const std::string& name) {
+  return {{"rank", rank}, {"host", host}, {"local_rank", local_rank}, {"name", name}};
+}
+
 }  // namespace
+
+bool MayStartEarly(const FleetCollectOptions& options) {
+  return !options.sequential && !options.per_device && !options.slow_rank && !options.kill_rank;
+}
+
+EarlyCollect::EarlyCollect(const FleetCollectOptions& options) {
+  std::string base = options.work_dir;
+  if (base.empty()) base = std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp";
+  std::string dir = base + "/parity-fleet-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {
+    outcome_ = {{"status", "failed"},
+                {"reason", fmt::format("{}: {}", dir, std::strerror(errno))},
+                {"has_bundle", false}};
+    return;
+  }
+  work_ = dir;
+  thread_ = std::thread([this, options] { outcome_ = CollectIn(options, {}, 0, work_, &stop_); });
+}
+
+EarlyCollect::~EarlyCollect() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::error_code ec;
+  if (!work_.empty()) fs::remove_all(work_, ec);
+}
+
+Json EarlyCollect::Wait() {
+  if (thread_.joinable()) thread_.join();
+  return outcome_;
+}
 
 std::vector<std::string> MemberNames(const std::vector<std::string>& hosts, bool per_device) {
   std::map<std::string, int> count, seen;
@@ -195,8 +236,8 @@ Result<Json> ParseFleetManifest(std::string_view text, const std::string& path) 
   return j;
 }
 
-Result<FleetCollectRun> FleetCollect(const MpiSession& session,
-                                     const FleetCollectOptions& options) {
+Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetCollectOptions& options,
+                                     EarlyCollect* early) {
   const int rank = session.rank(), ranks = session.size();
   const double start = MpiSession::Now();
   const std::string started = UtcNow();
@@ -221,22 +262,26 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session,
       session.GatherAll(rank == 0 ? fmt::format("{}-{}", ::getpid(), std::time(nullptr)) : "")[0];
   std::string base = options.work_dir;
   if (base.empty()) base = std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp";
-  const std::string work = fmt::format("{}/parity-fleet-{}-rank-{:04}", base, uid, rank);
+  const std::string work = early != nullptr
+                               ? early->work()
+                               : fmt::format("{}/parity-fleet-{}-rank-{:04}", base, uid, rank);
   if (rank == 0 && options.progress) {
     options.progress(
         fmt::format("{} members collect {} (timeout {} s)", ranks, options.plan, options.timeout));
   }
 
   const std::string& name = names[static_cast<std::size_t>(rank)];
-  Json mine;
-  if (options.sequential) {
+  Json mine = MemberHeader(rank, session.host(), local_rank, name);
+  if (early != nullptr) {
+    mine.update(early->Wait());
+  } else if (options.sequential) {
     // One turn per rank; each collect ends by its own timeout, so every turn ends.
     for (int turn = 0; turn < ranks; ++turn) {
-      if (turn == rank) mine = CollectHere(options, rank, local_rank, name, session.host(), work);
+      if (turn == rank) mine.update(CollectIn(options, rank, local_rank, work, nullptr));
       session.QuietBarrier();
     }
   } else {
-    mine = CollectHere(options, rank, local_rank, name, session.host(), work);
+    mine.update(CollectIn(options, rank, local_rank, work, nullptr));
   }
   std::string packed;
   if (mine.value("has_bundle", false)) {

@@ -15,10 +15,12 @@
 #ifndef PARITY_FLEET_FLEET_COLLECT_H_
 #define PARITY_FLEET_FLEET_COLLECT_H_
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "core/json_util.h"
@@ -57,7 +59,38 @@ struct FleetCollectRun {
   std::vector<int> silent;
 };
 
-Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetCollectOptions& options);
+/// Whether this rank's collect may start before MPI does (EarlyCollect): it needs nothing from
+/// the other ranks (not sequential, not per device, no injection).
+bool MayStartEarly(const FleetCollectOptions& options);
+
+/// A member's collect started before MPI_Init, which then runs beside it (Open MPI's start-up
+/// takes about half a second on a small node). In a work directory of its own under
+/// options.work_dir ($TMPDIR, /tmp).
+class EarlyCollect {
+ public:
+  explicit EarlyCollect(const FleetCollectOptions& options);
+  /// Stops a collect still running (SIGTERM to its process group, then SIGKILL) and removes the
+  /// work directory.
+  ~EarlyCollect();
+  EarlyCollect(const EarlyCollect&) = delete;
+  EarlyCollect& operator=(const EarlyCollect&) = delete;
+
+  /// Waits for the collect to end: status, reason, exit, seconds, log_tail, has_bundle.
+  Json Wait();
+  /// Where the bundle is written ("" when no directory could be made).
+  const std::string& work() const { return work_; }
+
+ private:
+  std::string work_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  Json outcome_ = Json::object();
+};
+
+/// Every rank's collect, gathered by rank 0. `early`, when given, is this rank's collect
+/// already started (the same on every rank: all or none).
+Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetCollectOptions& options,
+                                     EarlyCollect* early = nullptr);
 
 /// The member names: the host, "host-devN" with per_device, "host.rN" when hosts repeat.
 std::vector<std::string> MemberNames(const std::vector<std::string>& hosts, bool per_device);

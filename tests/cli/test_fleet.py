@@ -323,6 +323,22 @@ class FleetCollect(unittest.TestCase):
         self.assertEqual(a.returncode, 2, a.stdout + a.stderr)
         self.assertIn("holds 'stray.txt'", a.stderr)
 
+    def test_members_collect_while_mpi_starts(self):
+        # Neither --sequential, --per-device nor --inject: each collect starts before MPI_Init.
+        fleet = os.path.join(self.tmp.name, "fleet")
+        p = self.collect(2, fleet)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        manifest = load(os.path.join(fleet, "fleet.json"))
+        self.assertEqual([m["rank"] for m in manifest["members"]], [0, 1])
+        for m in manifest["members"]:
+            self.assertEqual(m["status"], "ok", m)
+            self.assertEqual(m["exit"], 0)
+            self.assertEqual(m["local_rank"], m["rank"])  # both on this host
+            self.assertTrue(m["host"])
+            bundle = os.path.join(fleet, m["bundle"])
+            self.assertTrue(os.path.isfile(os.path.join(bundle, "manifest.json")), bundle)
+        self.assertEqual(os.listdir(self.work), [])
+
     def test_killed_rank_is_recorded_failed_and_the_others_finish(self):
         fleet = os.path.join(self.tmp.name, "fleet")
         p = self.collect(3, fleet, "--inject", "kill:rank=1,after=0.1")
@@ -357,6 +373,8 @@ class FleetCollect(unittest.TestCase):
         p = self.collect(2, full)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("exists and is not empty", p.stderr)
+        # The members' collects, started while MPI started, were stopped and cleaned away.
+        self.assertEqual(os.listdir(self.work), [])
         for inject, message in [("slow:rank=x", "is not slow:rank=R"),
                                 ("slow:rank=1,factor=0.5", "is not slow:rank=R"),
                                 ("kill:rank=5", "rank 5 is not one of the 2 ranks"),
