@@ -24,7 +24,7 @@ struct BuiltinBackend {
 };
 constexpr std::array<BuiltinBackend, 1> kBuiltins = {{{"cpu", NewCpuBackend}}};
 
-// GPU backends built as plugins where their compilers are present (DESIGN.md).
+// GPU backends built as plugins where their compilers are present (docs/DESIGN.md).
 constexpr std::array<std::string_view, 2> kKnownPlugins = {"cuda", "hip"};
 
 constexpr std::string_view kPrefix = "libparity_backend_";

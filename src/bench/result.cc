@@ -85,7 +85,7 @@ Result<BenchResult> ParseResult(const Json& j, std::string_view where) {
     return Status::Invalid(
         "", fmt::format("{}: 'status' is '{}', not ok, invalid or skipped", named, status));
   }
-  // `valid` is DESIGN.md's field; a document that says valid: false is invalid whatever else.
+  // `valid` is docs/DESIGN.md's field; a document that says valid: false is invalid whatever else.
   if (const auto it = j.find("valid"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) {
       return Status::Invalid("", fmt::format("{}: 'valid' is not true, false or null", named));

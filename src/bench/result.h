@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One benchmark result and the `parity-bench` v1 document (DESIGN.md "Benchmark results"):
+// One benchmark result and the `parity-bench` v1 document (docs/DESIGN.md "Benchmark results"):
 // writing it, and reading it back for `parity bench compare` with every field checked.
 #ifndef PARITY_BENCH_RESULT_H_
 #define PARITY_BENCH_RESULT_H_
@@ -56,7 +56,7 @@ struct BenchResult {
   std::string Label() const;
 };
 
-/// The result as DESIGN.md writes it: benchmark, dtype, params, unit, median, min, max, cv,
+/// The result as docs/DESIGN.md writes it: benchmark, dtype, params, unit, median, min, max, cv,
 /// samples, valid, peak, efficiency, plus best, status, reason, validation, runs and
 /// implementation (when known).
 Json ToJson(const BenchResult& result);

@@ -9,7 +9,7 @@
 namespace parity::cli {
 
 /// A subcommand. `run` gets the arguments after the subcommand name, argv[0] being the name,
-/// and returns the process exit code (DESIGN.md "Exit codes").
+/// and returns the process exit code (docs/DESIGN.md "Exit codes").
 struct Command {
   std::string_view name;
   std::string_view summary;  ///< one line, for `parity --help`

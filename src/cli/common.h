@@ -15,7 +15,7 @@
 
 namespace parity::cli {
 
-/// The flags DESIGN.md gives every command.
+/// The flags docs/DESIGN.md gives every command.
 struct CommonOptions {
   std::string json_path;  ///< --json FILE; "-" is standard output
   bool quiet = false;     ///< --quiet: no human-readable output

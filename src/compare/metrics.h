@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-tensor comparison metrics (DESIGN.md "Comparison metrics"), in one streaming pass.
+// Per-tensor comparison metrics (docs/DESIGN.md "Comparison metrics"), in one streaming pass.
 #ifndef PARITY_COMPARE_METRICS_H_
 #define PARITY_COMPARE_METRICS_H_
 
@@ -98,7 +98,7 @@ struct GoldenError {
 };
 Result<GoldenError> ComputeGoldenError(const Tensor& x, const Tensor& golden);
 
-/// The metric fields of DESIGN.md as JSON (count, max_abs, ..., worst), with `shape` used to
+/// The metric fields of docs/DESIGN.md as JSON (count, max_abs, ..., worst), with `shape` used to
 /// turn flat indices into positions.
 Json MetricsJson(const PairMetrics& m, const std::vector<int64_t>& shape);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Element types, with the names DESIGN.md uses everywhere in JSON.
+// Element types, with the names docs/DESIGN.md uses everywhere in JSON.
 #ifndef PARITY_CORE_DTYPE_H_
 #define PARITY_CORE_DTYPE_H_
 
@@ -33,7 +33,7 @@ enum class DTypeKind : unsigned char { kBool, kSignedInt, kUnsignedInt, kFloat }
 /// Static facts about a dtype.
 struct DTypeInfo {
   DType dtype;
-  std::string_view name;  ///< DESIGN.md name: "float32", "bfloat16", "float8_e4m3fn", ...
+  std::string_view name;  ///< docs/DESIGN.md name: "float32", "bfloat16", "float8_e4m3fn", ...
   DTypeKind kind;
   std::size_t itemsize;  ///< bytes per element
   int mantissa_bits;     ///< explicit fraction bits for floats, 0 otherwise
@@ -48,7 +48,7 @@ inline std::string_view Name(DType dtype) { return Info(dtype).name; }
 inline std::size_t ItemSize(DType dtype) { return Info(dtype).itemsize; }
 inline bool IsFloat(DType dtype) { return Info(dtype).kind == DTypeKind::kFloat; }
 
-/// The dtype with this DESIGN.md name, or nothing.
+/// The dtype with this docs/DESIGN.md name, or nothing.
 std::optional<DType> DTypeFromName(std::string_view name);
 
 /// Unit roundoff u = 2^-(t+1) of a float dtype with t fraction bits; 0 for exact types.

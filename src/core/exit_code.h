@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Process exit codes, as fixed by DESIGN.md.
+// Process exit codes, as fixed by docs/DESIGN.md.
 #ifndef PARITY_CORE_EXIT_CODE_H_
 #define PARITY_CORE_EXIT_CODE_H_
 

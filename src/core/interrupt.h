@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SIGINT/SIGTERM handling: the process exits with code 130, as DESIGN.md fixes.
+// SIGINT/SIGTERM handling: the process exits with code 130, as docs/DESIGN.md fixes.
 #ifndef PARITY_CORE_INTERRUPT_H_
 #define PARITY_CORE_INTERRUPT_H_
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The cause of one op call's divergence between two dumps (DESIGN.md "Attribution causes").
+// The cause of one op call's divergence between two dumps (docs/DESIGN.md "Attribution causes").
 #ifndef PARITY_EXPLAIN_ATTRIBUTION_H_
 #define PARITY_EXPLAIN_ATTRIBUTION_H_
 
@@ -25,7 +25,7 @@ enum class Cause {
   kStructural,
 };
 
-/// The label as DESIGN.md spells it ("reduced-precision", ...).
+/// The label as docs/DESIGN.md spells it ("reduced-precision", ...).
 std::string_view CauseName(Cause cause);
 
 /// Whether a label makes its op an origin (not identical, within-rounding or inherited).

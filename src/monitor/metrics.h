@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The metric catalogue: every name a TelemetrySource may report (DESIGN.md "Telemetry", without
+// Metric catalogue: every name a TelemetrySource may report (docs/DESIGN.md "Telemetry", without
 // the "parity_" prefix), its type, its labels and its help text. Rules and the exporter accept
 // only these names.
 #ifndef PARITY_MONITOR_METRICS_H_

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The TelemetrySource interface: what `parity monitor` needs from NVML, ROCm SMI, amdgpu's
-// sysfs files or the host. Readings use the metric names of DESIGN.md "Telemetry" without the
+// sysfs files or the host. Readings use the metric names of docs/DESIGN.md "Telemetry" without the
 // "parity_" prefix (monitor/metrics.h lists them); a value a source can't read is left out.
 #ifndef PARITY_MONITOR_TELEMETRY_H_
 #define PARITY_MONITOR_TELEMETRY_H_

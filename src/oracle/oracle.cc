@@ -21,7 +21,7 @@ struct OpEntry {
   oracle::Outputs (*replay)(const OpCall&);
 };
 
-// The registry: every op DESIGN.md names for replay.
+// The registry: every op docs/DESIGN.md names for replay.
 constexpr std::array<OpEntry, 21> kOps = {{
     {"linear", oracle::Linear},
     {"matmul", oracle::Matmul},
