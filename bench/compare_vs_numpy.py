@@ -4,8 +4,8 @@
 
 Two 1 GiB float32 .npy files (a ~ N(0,1), b = a + 1e-4·N(0,1)), page cache warm. Whole
 processes, alternating, REPEATS times each; `cat A B > /dev/null` is the I/O reference.
-numpy's side is the code of shared/reference/peer-baselines.md §4 (a): max_abs, mean_abs,
-rmse, max_rel, cosine and NaN mismatches, as a numpy user writes them.
+numpy's side (NUMPY_SCRIPT below) computes max_abs, mean_abs, rmse, max_rel, cosine and NaN
+mismatches, as a numpy user writes them.
 
 Usage: compare_vs_numpy.py [--parity build/parity] [--dir DIR] [--repeats 5] [--json OUT]
 """

@@ -83,7 +83,7 @@ class _Recorder:
             return entry
         t = t.cpu().contiguous()
         if t.dtype == torch.bfloat16:
-            array = t.view(torch.int16).numpy().view(np.uint16)  # bits, as DESIGN.md says
+            array = t.view(torch.int16).numpy().view(np.uint16)  # bits, as docs/DESIGN.md says
         elif dtype.startswith("float8"):
             array = t.view(torch.uint8).numpy()
         else:

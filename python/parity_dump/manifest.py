@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 # Environment variables that change kernels, precision or determinism on CUDA or ROCm
-# (parity's shared/reference/seed-factcheck.md §3 lists each with its primary source).
+# (parity's knowledge base, data/knowledge/settings.yaml, gives each its primary sources).
 ENVIRONMENT = [
     "CUBLAS_WORKSPACE_CONFIG", "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
     "MIOPEN_FIND_MODE", "MIOPEN_FIND_ENFORCE", "MIOPEN_DEBUG_CONVOLUTION_DETERMINISTIC",

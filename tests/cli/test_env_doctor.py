@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of `parity env`, `parity env diff` and `parity doctor`: the fingerprint of
-recorded trees (tests/fixtures), the knowledge base's verdicts on environments that the
-fact-check (shared/reference/seed-factcheck.md) rules on, exit codes and messages.
+recorded trees (tests/fixtures), the knowledge base's verdicts on environments whose settings
+its sourced entries rule on (docs/ENV.md), exit codes and messages.
 
 The knowledge base itself is read here with PyYAML, independently of parity's loader, and
-the expectations come from it and from the fact-check, not from parity's output.
+the expectations come from it and from the entries' sources, not from parity's output.
 
 Environment (set by CTest): PARITY_BIN, PARITY_SOURCE_DIR.
 """

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The knowledge base: the built-in files pass the schema and cover the fact-check
-// (shared/reference/seed-factcheck.md §2-§3); malformed files are errors naming file and key.
+// The knowledge base: the built-in files pass the schema and cover the settings listed below
+// with their statuses (docs/ENV.md); malformed files are errors naming file and key.
 #include "env/knowledge.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +24,7 @@ const Knowledge& Builtin() {
 }
 
 TEST(BuiltinKnowledge, CoversEverySettingOfTheFactCheck) {
-  // seed-factcheck.md §2 and §3, every name, with the status the fact-check gives it.
+  // Settings in circulation for CUDA and ROCm, real or not, each with its status by its sources.
   const std::pair<const char*, const char*> expected[] = {
       {"MIOPEN_FIND_MODE", "real"},
       {"ROCBLAS_GEMM_DEFAULT_ALG", "does-not-exist"},
@@ -94,7 +94,7 @@ TEST(BuiltinKnowledge, EveryEntryIsSourcedAndEveryStatusUsed) {
     EXPECT_FALSE(s.sources.empty()) << s.name;
     EXPECT_TRUE(names.insert(s.name).second) << s.name;
     statuses.insert(s.status);
-    // The fact-check's corrections are what doctor prints: say what to do instead.
+    // The entries' corrections are what doctor prints: say what to do instead.
     if (!s.real()) {
       EXPECT_FALSE(s.claim.empty()) << s.name;
     }

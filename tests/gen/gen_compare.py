@@ -110,7 +110,7 @@ def ordered(bits, width):
 
 
 def reference_metrics(a, b, bits_a, bits_b, width, tiny):
-    """DESIGN.md's metrics, computed plainly in float64."""
+    """docs/DESIGN.md's metrics, computed plainly in float64."""
     fa, fb = np.isfinite(a), np.isfinite(b)
     both = fa & fb
     d = (a - b)[both]
