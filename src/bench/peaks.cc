@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench/peaks.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <initializer_list>
 #include <regex>
 #include <string>
-#include <system_error>
 #include <utility>
+
+#include "core/yaml_util.h"
 
 namespace parity::bench {
 
@@ -34,237 +33,144 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
-// "line N: " for a known position in the text, "" otherwise.
-std::string LinePrefix(const YAML::Mark& mark) {
-  if (mark.is_null()) return "";
-  return "line " + std::to_string(mark.line + 1) + ": ";
-}
+constexpr std::string_view kTopKeys[] = {"devices"};
+constexpr std::string_view kDeviceKeys[] = {"name", "vendor", "match", "peaks"};
+constexpr std::string_view kPeakKeys[] = {"value", "source", "note"};
 
-// The problem `what` at `at`, as "origin: line N: what".
-Status Problem(std::string_view origin, const YAML::Node& at, const std::string& what) {
-  return Status::Invalid(origin, LinePrefix(at.Mark()) + what);
-}
-
-std::string JoinQuoted(std::initializer_list<std::string_view> names) {
-  std::string out;
-  for (std::string_view name : names) {
-    if (!out.empty()) out += ", ";
-    out += "'";
-    out += name;
-    out += "'";
-  }
-  return out;
-}
-
-std::string KnownMetrics() {
-  std::string out;
-  for (std::string_view name : kPeakMetrics) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  return out;
-}
-
-// The entries of map `node` (which must be a map) by key, after checking that every key is a
-// string among `allowed` and none repeats. `where` names the map in messages ("device 3 (H100)").
-Status ReadFields(std::string_view origin, const YAML::Node& node, std::string_view where,
-                  std::initializer_list<std::string_view> allowed,
-                  std::map<std::string, YAML::Node>* fields) {
-  for (const auto& entry : node) {
-    const YAML::Node& key = entry.first;
-    if (!key.IsScalar()) {
-      return Problem(origin, key, std::string(where) + ": a key is not a string");
-    }
-    const std::string& name = key.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      return Problem(origin, key,
-                     std::string(where) + ": unknown key '" + name + "' (expected " +
-                         JoinQuoted(allowed) + ")");
-    }
-    if (!fields->emplace(name, entry.second).second) {
-      return Problem(origin, key, std::string(where) + ": key '" + name + "' is given twice");
-    }
-  }
-  return Status::Ok();
-}
-
-// A required non-empty string field.
-Status ReadString(std::string_view origin, const YAML::Node& map_node,
-                  const std::map<std::string, YAML::Node>& fields, std::string_view where,
-                  const std::string& key, std::string* out) {
-  const auto it = fields.find(key);
-  if (it == fields.end() || it->second.IsNull()) {
-    return Problem(origin, map_node, std::string(where) + ": has no " + key);
-  }
-  if (!it->second.IsScalar()) {
-    return Problem(origin, it->second, std::string(where) + ": " + key + " is not a string");
-  }
-  if (it->second.Scalar().empty()) {
-    return Problem(origin, it->second, std::string(where) + ": " + key + " is empty");
-  }
-  *out = it->second.Scalar();
-  return Status::Ok();
-}
-
-// One peak: {value: N, source: "http...", note: "..."}.
-Status ParsePeak(std::string_view origin, const YAML::Node& node, const std::string& where,
-                 PeakValue* peak) {
-  if (!node.IsMap()) return Problem(origin, node, where + " is not a map of value, source, note");
-  std::map<std::string, YAML::Node> fields;
-  PARITY_RETURN_IF_ERROR(ReadFields(origin, node, where, {"value", "source", "note"}, &fields));
-
-  const auto value = fields.find("value");
-  if (value == fields.end() || value->second.IsNull()) {
-    return Problem(origin, node, where + " has no value");
-  }
-  const std::string text = value->second.IsScalar() ? value->second.Scalar() : "";
-  double number = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (!value->second.IsScalar() || text.empty() || error != std::errc() ||
-      end != text.data() + text.size()) {
-    return Problem(origin, value->second, where + " value '" + text + "' is not a number");
-  }
-  if (!std::isfinite(number) || number <= 0) {
-    return Problem(origin, value->second,
-                   where + " value " + text + " is not a positive finite number");
-  }
-  peak->value = number;
-
-  const auto source = fields.find("source");
-  if (source == fields.end() || source->second.IsNull() ||
-      (source->second.IsScalar() && source->second.Scalar().empty())) {
-    return Problem(origin, node, where + " has no source");
-  }
-  if (!source->second.IsScalar()) {
-    return Problem(origin, source->second, where + " source is not a string");
-  }
-  const std::string& url = source->second.Scalar();
-  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
-    return Problem(origin, source->second,
-                   where + " source '" + url + "' is not a URL (http:// or https://)");
-  }
-  peak->source = url;
-
-  if (const auto note = fields.find("note"); note != fields.end() && !note->second.IsNull()) {
-    if (!note->second.IsScalar()) {
-      return Problem(origin, note->second, where + " note is not a string");
-    }
-    peak->note = note->second.Scalar();
-  }
-  return Status::Ok();
-}
-
-// Device `number` (from 1) of the table.
-Status ParseDevice(std::string_view origin, const YAML::Node& node, int number,
-                   DevicePeaks* device) {
-  std::string where = "device " + std::to_string(number);
+// One peak: {value: N, source: "http...", note: "..."}; messages name it by the caller.
+Status ParsePeak(const YAML::Node& node, PeakValue* peak) {
   if (!node.IsMap()) {
-    return Problem(origin, node, where + " is not a map of name, vendor, match, peaks");
+    return YamlAt(node, fmt::format("is {}, not a map of value, source, note", YamlDescribe(node)));
   }
-  std::map<std::string, YAML::Node> fields;
-  PARITY_RETURN_IF_ERROR(
-      ReadFields(origin, node, where, {"name", "vendor", "match", "peaks"}, &fields));
-  PARITY_RETURN_IF_ERROR(ReadString(origin, node, fields, where, "name", &device->name));
-  where += " (" + device->name + ")";
-  PARITY_RETURN_IF_ERROR(ReadString(origin, node, fields, where, "vendor", &device->vendor));
-
-  const auto match = fields.find("match");
-  if (match == fields.end() || match->second.IsNull()) {
-    return Problem(origin, node, where + ": has no match list");
+  PARITY_ASSIGN_OR_RETURN(const YamlFields fields, YamlFields::Read(node, "the peak", kPeakKeys));
+  PARITY_ASSIGN_OR_RETURN(const YAML::Node value, fields.Require("value"));
+  PARITY_ASSIGN_OR_RETURN(peak->value, YamlNumber(value, "'value'"));
+  if (peak->value <= 0) {
+    return YamlAt(value,
+                  fmt::format("'value' is {}, not a positive finite number", YamlDescribe(value)));
   }
-  if (!match->second.IsSequence()) {
-    return Problem(origin, match->second, where + ": match is not a list of patterns");
+  PARITY_ASSIGN_OR_RETURN(const YAML::Node source, fields.Require("source"));
+  PARITY_ASSIGN_OR_RETURN(peak->source, YamlString(source, "'source'"));
+  if (!peak->source.starts_with("http://") && !peak->source.starts_with("https://")) {
+    return YamlAt(source, fmt::format("'source' is {}, not a URL (http:// or https://)",
+                                      YamlDescribe(source)));
   }
-  if (match->second.size() == 0) {
-    return Problem(origin, match->second, where + ": match list is empty");
-  }
-  for (const YAML::Node& pattern : match->second) {
-    if (!pattern.IsScalar() || pattern.Scalar().empty()) {
-      return Problem(origin, pattern, where + ": a match pattern is empty or not a string");
+  if (const YAML::Node* note = fields.Find("note"); note != nullptr && !note->IsNull()) {
+    if (!note->IsScalar()) {
+      return YamlAt(*note, fmt::format("'note' is {}, not a string", YamlDescribe(*note)));
     }
+    peak->note = note->Scalar();  // may be empty
+  }
+  return Status::Ok();
+}
+
+// The fields of a device after its name; messages name the device by the caller.
+Status ParseDeviceFields(const YamlFields& fields, DevicePeaks* device) {
+  PARITY_ASSIGN_OR_RETURN(const YAML::Node vendor, fields.Require("vendor"));
+  PARITY_ASSIGN_OR_RETURN(device->vendor, YamlString(vendor, "'vendor'"));
+
+  PARITY_ASSIGN_OR_RETURN(const YAML::Node match, fields.Require("match"));
+  PARITY_RETURN_IF_ERROR(YamlList(match, "'match'").status());
+  for (const YAML::Node& pattern : match) {
+    PARITY_ASSIGN_OR_RETURN(std::string text, YamlString(pattern, "a match pattern"));
     try {
-      const std::regex compiled(pattern.Scalar(), kPatternSyntax);
+      const std::regex compiled(text, kPatternSyntax);
     } catch (const std::regex_error& e) {
-      return Problem(origin, pattern,
-                     where + ": match pattern '" + pattern.Scalar() +
-                         "' is not a valid regular expression (" + e.what() + ")");
+      return YamlAt(
+          pattern,
+          fmt::format("match pattern '{}' is not a valid regular expression ({})", text, e.what()));
     }
-    device->match.push_back(pattern.Scalar());
+    device->match.push_back(std::move(text));
   }
 
-  const auto peaks = fields.find("peaks");
-  if (peaks == fields.end() || peaks->second.IsNull()) {
-    return Problem(origin, node, where + ": has no peaks");
+  PARITY_ASSIGN_OR_RETURN(const YAML::Node peaks, fields.Require("peaks"));
+  if (!peaks.IsMap()) {
+    return YamlAt(peaks,
+                  fmt::format("'peaks' is {}, not a map of metric to peak", YamlDescribe(peaks)));
   }
-  if (!peaks->second.IsMap()) {
-    return Problem(origin, peaks->second, where + ": peaks is not a map of metric to peak");
-  }
-  if (peaks->second.size() == 0) return Problem(origin, peaks->second, where + ": peaks is empty");
-  for (const auto& entry : peaks->second) {
-    if (!entry.first.IsScalar()) {
-      return Problem(origin, entry.first, where + ": a metric name is not a string");
-    }
-    const std::string& metric = entry.first.Scalar();
-    if (std::find(kPeakMetrics.begin(), kPeakMetrics.end(), metric) == kPeakMetrics.end()) {
-      return Problem(origin, entry.first,
-                     where + ": unknown metric '" + metric + "' (known: " + KnownMetrics() + ")");
-    }
-    if (device->peaks.count(metric) != 0) {
-      return Problem(origin, entry.first, where + ": peak '" + metric + "' is given twice");
-    }
+  PARITY_ASSIGN_OR_RETURN(const YamlFields metrics,
+                          YamlFields::Read(peaks, "'peaks'", kPeakMetrics, "metric"));
+  if (metrics.size() == 0) return YamlAt(peaks, "'peaks' is empty");
+  for (const auto& entry : peaks) {
+    const std::string metric = entry.first.Scalar();
     PeakValue peak;
-    PARITY_RETURN_IF_ERROR(
-        ParsePeak(origin, entry.second, where + ": peak '" + metric + "'", &peak));
+    if (Status status = ParsePeak(entry.second, &peak); !status.ok()) {
+      return YamlInContext(status, fmt::format("peak '{}'", metric));
+    }
     device->peaks.emplace(metric, std::move(peak));
   }
   return Status::Ok();
 }
 
-Result<std::vector<DevicePeaks>> ParseTable(std::string_view yaml_text, std::string_view origin) {
-  YAML::Node root;
-  try {
-    root.reset(YAML::Load(std::string(yaml_text)));
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(origin, LinePrefix(e.mark) + "not valid YAML: " + e.msg);
+// Device `number` (from 1) of the table.
+Status ParseDevice(const YAML::Node& node, int number, DevicePeaks* device) {
+  std::string where = fmt::format("device {}", number);
+  if (!node.IsMap()) {
+    return YamlAt(node, fmt::format("{} is {}, not a map of name, vendor, match, peaks", where,
+                                    YamlDescribe(node)));
   }
+  Result<YamlFields> fields = YamlFields::Read(node, where, kDeviceKeys);
+  if (!fields.ok()) return YamlInContext(fields.status(), where);
+  const auto read_name = [&]() -> Result<std::string> {
+    PARITY_ASSIGN_OR_RETURN(const YAML::Node name, fields->Require("name"));
+    return YamlString(name, "'name'");
+  };
+  Result<std::string> name = read_name();
+  if (!name.ok()) return YamlInContext(name.status(), where);
+  device->name = *name;
+  where += " (" + device->name + ")";
+  if (Status status = ParseDeviceFields(*fields, device); !status.ok()) {
+    return YamlInContext(status, where);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<DevicePeaks>> ParseTable(std::string_view yaml_text, std::string_view origin) {
+  PARITY_ASSIGN_OR_RETURN(const YAML::Node root, LoadYaml(yaml_text, std::string(origin)));
   if (!root.IsDefined() || root.IsNull()) {
     return Status::Invalid(origin, "empty; expected a map with a 'devices' list");
   }
   if (!root.IsMap()) {
-    return Problem(origin, root, "the top level is not a map (expected 'devices:' and a list)");
+    return Status::Invalid(
+        origin,
+        YamlAt(root, "the top level is not a map (expected 'devices:' and a list)").message());
   }
-  std::map<std::string, YAML::Node> fields;
-  PARITY_RETURN_IF_ERROR(ReadFields(origin, root, "the top level", {"devices"}, &fields));
-  const auto devices = fields.find("devices");
-  if (devices == fields.end() || devices->second.IsNull()) {
-    return Problem(origin, root, "there is no 'devices' list");
+  Result<YAML::Node> devices = [&]() -> Result<YAML::Node> {
+    PARITY_ASSIGN_OR_RETURN(const YamlFields fields,
+                            YamlFields::Read(root, "the top level", kTopKeys));
+    PARITY_ASSIGN_OR_RETURN(const YAML::Node list, fields.Require("devices"));
+    return YamlList(list, "'devices'");
+  }();
+  if (!devices.ok()) {
+    return Status::Invalid(origin, YamlInContext(devices.status(), "the top level").message());
   }
-  if (!devices->second.IsSequence()) {
-    return Problem(origin, devices->second, "'devices' is not a list");
-  }
-  if (devices->second.size() == 0) return Problem(origin, devices->second, "'devices' is empty");
 
   std::vector<DevicePeaks> table;
   std::map<std::string, int> name_owner;     // lower-case name -> device number
   std::map<std::string, int> pattern_owner;  // lower-case pattern -> device number
   int number = 0;
-  for (const YAML::Node& node : devices->second) {
+  for (const YAML::Node& node : *devices) {
     ++number;
     DevicePeaks device;
-    PARITY_RETURN_IF_ERROR(ParseDevice(origin, node, number, &device));
-    const std::string where = "device " + std::to_string(number) + " (" + device.name + ")";
+    if (Status status = ParseDevice(node, number, &device); !status.ok()) {
+      return Status::Invalid(origin, status.message());
+    }
+    const std::string where = fmt::format("device {} ({})", number, device.name);
     const auto [named, name_is_new] = name_owner.emplace(Lower(device.name), number);
     if (!name_is_new) {
-      return Problem(
-          origin, node,
-          where + ": the name is already used by device " + std::to_string(named->second));
+      return Status::Invalid(
+          origin, YamlAt(node, fmt::format("{}: the name is already used by device {}", where,
+                                           named->second))
+                      .message());
     }
     for (const std::string& pattern : device.match) {
       const auto [owner, pattern_is_new] = pattern_owner.emplace(Lower(pattern), number);
       if (!pattern_is_new) {
-        return Problem(origin, node,
-                       where + ": match pattern '" + pattern + "' is already a pattern of device " +
-                           std::to_string(owner->second));
+        return Status::Invalid(
+            origin, YamlAt(node, fmt::format("{}: match pattern '{}' is already a pattern of "
+                                             "device {}",
+                                             where, pattern, owner->second))
+                        .message());
       }
     }
     table.push_back(std::move(device));
@@ -278,7 +184,7 @@ Result<std::vector<DevicePeaks>> ParsePeaks(std::string_view yaml_text, std::str
   try {
     return ParseTable(yaml_text, origin);
   } catch (const YAML::Exception& e) {
-    return Status::Invalid(origin, LinePrefix(e.mark) + e.msg);
+    return Status::Invalid(origin, YamlAt(e.mark, e.msg).message());
   } catch (const std::exception& e) {
     return Status::Invalid(origin, std::string("cannot read the peaks table: ") + e.what());
   }

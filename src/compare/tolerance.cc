@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error_bound.h"
+#include "core/yaml_util.h"
 
 namespace parity {
 namespace {
@@ -171,6 +172,44 @@ Tolerance FromPolicy(const std::string& policy, const ToleranceRequest& request,
   return Auto(request, c);
 }
 
+constexpr std::string_view kRuleKeys[] = {"match", "policy", "rtol", "atol", "k"};
+
+// One rule of a tolerance file: {match: GLOB, rtol: X, atol: Y} or {match: GLOB, policy: P}.
+Status ReadRule(const YAML::Node& item, ToleranceRule* rule) {
+  rule->line = item.Mark().line + 1;
+  if (!item.IsMap()) return YamlAt(item, "a rule is not a mapping");
+  PARITY_ASSIGN_OR_RETURN(const YamlFields fields, YamlFields::Read(item, "a rule", kRuleKeys));
+  const YAML::Node* match = fields.Find("match");
+  if (match == nullptr || match->IsNull()) return YamlAt(item, "the rule has no 'match'");
+  PARITY_ASSIGN_OR_RETURN(rule->match, YamlString(*match, "'match'"));
+  if (const YAML::Node* policy = fields.Find("policy")) {
+    PARITY_ASSIGN_OR_RETURN(rule->policy, YamlString(*policy, "'policy'"));
+    if (*rule->policy != "auto" && *rule->policy != "torch" && *rule->policy != "exact") {
+      return YamlAt(*policy,
+                    fmt::format("unknown policy '{}' (auto, torch, exact)", *rule->policy));
+    }
+  }
+  if (const YAML::Node* rtol = fields.Find("rtol")) {
+    PARITY_ASSIGN_OR_RETURN(rule->rtol, YamlNumber(*rtol, "'rtol'"));
+  }
+  if (const YAML::Node* atol = fields.Find("atol")) {
+    PARITY_ASSIGN_OR_RETURN(rule->atol, YamlNumber(*atol, "'atol'"));
+  }
+  if (const YAML::Node* k = fields.Find("k")) {
+    PARITY_ASSIGN_OR_RETURN(rule->k, YamlInteger(*k, "'k'"));
+  }
+  if (rule->policy && (rule->rtol || rule->atol)) {
+    return YamlAt(item, "give either 'policy' or rtol/atol");
+  }
+  if (!rule->policy && !rule->rtol && !rule->atol) {
+    return YamlAt(item, "give 'policy' or rtol/atol");
+  }
+  if ((rule->rtol && *rule->rtol < 0) || (rule->atol && *rule->atol < 0)) {
+    return YamlAt(item, "tolerances must not be negative");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void Tolerance::SetOutputScale(double rms) {
@@ -322,13 +361,7 @@ Result<std::vector<ToleranceRule>> LoadToleranceRules(const std::string& path) {
 
 Result<std::vector<ToleranceRule>> ParseToleranceRules(const std::string& text,
                                                        const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(path,
-                           fmt::format("line {}: not valid YAML: {}", e.mark.line + 1, e.msg));
-  }
+  PARITY_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(text, path));
   if (!root.IsSequence()) {
     return Status::Invalid(path,
                            "expected a list of rules ({match: GLOB, rtol: X, atol: Y} or "
@@ -336,46 +369,9 @@ Result<std::vector<ToleranceRule>> ParseToleranceRules(const std::string& text,
   }
   std::vector<ToleranceRule> rules;
   for (const YAML::Node& item : root) {
-    const int line = item.Mark().line + 1;
-    auto bad = [&](const std::string& problem) {
-      return Status::Invalid(path, fmt::format("line {}: {}", line, problem));
-    };
-    if (!item.IsMap()) return bad("a rule is not a mapping");
     ToleranceRule rule;
-    rule.line = line;
-    try {
-      for (const auto& entry : item) {
-        const std::string key = entry.first.as<std::string>();
-        const int key_line = entry.first.Mark().line + 1;
-        if (key == "match") {
-          rule.match = entry.second.as<std::string>();
-        } else if (key == "policy") {
-          rule.policy = entry.second.as<std::string>();
-          if (*rule.policy != "auto" && *rule.policy != "torch" && *rule.policy != "exact") {
-            return Status::Invalid(path, fmt::format("line {}: unknown policy '{}' (auto, torch, "
-                                                     "exact)",
-                                                     key_line, *rule.policy));
-          }
-        } else if (key == "rtol") {
-          rule.rtol = entry.second.as<double>();
-        } else if (key == "atol") {
-          rule.atol = entry.second.as<double>();
-        } else if (key == "k") {
-          rule.k = entry.second.as<int64_t>();
-        } else {
-          return Status::Invalid(path, fmt::format("line {}: unknown key '{}' (match, policy, "
-                                                   "rtol, atol, k)",
-                                                   key_line, key));
-        }
-      }
-    } catch (const YAML::Exception& e) {
-      return Status::Invalid(path, fmt::format("line {}: {}", e.mark.line + 1, e.msg));
-    }
-    if (rule.match.empty()) return bad("the rule has no 'match'");
-    if (rule.policy && (rule.rtol || rule.atol)) return bad("give either 'policy' or rtol/atol");
-    if (!rule.policy && !rule.rtol && !rule.atol) return bad("give 'policy' or rtol/atol");
-    if ((rule.rtol && *rule.rtol < 0) || (rule.atol && *rule.atol < 0)) {
-      return bad("tolerances must not be negative");
+    if (Status status = ReadRule(item, &rule); !status.ok()) {
+      return Status::Invalid(path, status.message());
     }
     rules.push_back(std::move(rule));
   }

@@ -20,6 +20,8 @@
 
 #include "core/file_util.h"
 #include "core/spellcheck.h"
+#include "core/text.h"
+#include "core/yaml_util.h"
 
 namespace parity::monitor {
 namespace {
@@ -110,41 +112,6 @@ bool HasControlCharacter(std::string_view text) {
                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
-// A YAML scalar as a double: the whole text must be a number (".5", "1e3" and a leading "+"
-// included). Non-finite results are returned as such, for the caller to reject.
-std::optional<double> ParseDouble(const YAML::Node& node) {
-  if (!node.IsScalar()) return std::nullopt;
-  std::string_view text = node.Scalar();
-  if (text.size() > 1 && text[0] == '+' && text[1] != '-') text.remove_prefix(1);
-  if (text == ".inf" || text == ".Inf" || text == ".INF") return HUGE_VAL;
-  if (text == "-.inf" || text == "-.Inf" || text == "-.INF") return -HUGE_VAL;
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<std::int64_t> ParseInteger(const YAML::Node& node) {
-  if (!node.IsScalar()) return std::nullopt;
-  std::string_view text = node.Scalar();
-  if (text.size() > 1 && text[0] == '+') text.remove_prefix(1);
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::string ScalarText(const YAML::Node& node) {
-  if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a map";
-  return "nothing";
-}
-
 std::optional<Op> ParseOp(std::string_view text) {
   if (text == ">") return Op::kGreater;
   if (text == ">=") return Op::kGreaterEqual;
@@ -154,9 +121,9 @@ std::optional<Op> ParseOp(std::string_view text) {
   return std::nullopt;
 }
 
-// Checks rule number `number` (from 1) of the list. Parse() returns the problem alone; who()
-// says how to name the rule before it ("rule 'NAME'" when the rule has a usable name, else
-// "rule #N").
+// Checks rule number `number` (from 1) of the list. Parse() returns the problem at its line;
+// who() says how to name the rule before it ("rule 'NAME'" when the rule has a usable name,
+// else "rule #N").
 class RuleParser {
  public:
   RuleParser(const YAML::Node& node, int number)
@@ -164,11 +131,11 @@ class RuleParser {
 
   const std::string& who() const { return who_; }
 
-  // The problem, or "" when the rule is valid.
-  std::string Parse(Rule* rule) {
+  Status Parse(Rule* rule) {
     if (!node_.IsMap()) {
-      return "is " + ScalarText(node_) +
-             ", not a map of name, metric, labels, op, value, for, rate_per_hour, severity";
+      return YamlAt(node_, fmt::format("is {}, not a map of name, metric, labels, op, value, for, "
+                                       "rate_per_hour, severity",
+                                       YamlDescribe(node_)));
     }
     // Name the rule before anything else can fail, so that every message names it.
     for (const auto& entry : node_) {
@@ -178,48 +145,28 @@ class RuleParser {
         break;
       }
     }
-    if (std::string problem = ReadFields(); !problem.empty()) return problem;
-    if (std::string problem = ReadName(rule); !problem.empty()) return problem;
-    if (std::string problem = ReadMetric(rule); !problem.empty()) return problem;
-    if (std::string problem = ReadLabels(rule); !problem.empty()) return problem;
-    if (std::string problem = ReadSeverity(rule); !problem.empty()) return problem;
+    PARITY_ASSIGN_OR_RETURN(fields_, YamlFields::Read(node_, "a rule", kRuleKeys));
+    PARITY_RETURN_IF_ERROR(ReadName(rule));
+    PARITY_RETURN_IF_ERROR(ReadMetric(rule));
+    PARITY_RETURN_IF_ERROR(ReadLabels(rule));
+    PARITY_RETURN_IF_ERROR(ReadSeverity(rule));
     return ReadCondition(rule);
   }
 
  private:
-  const YAML::Node* Field(std::string_view key) const {
-    const auto it = fields_.find(std::string(key));
-    return it == fields_.end() ? nullptr : &it->second;
+  const YAML::Node* Field(std::string_view key) const { return fields_.Find(key); }
+
+  Status ReadName(Rule* rule) {
+    PARITY_ASSIGN_OR_RETURN(const YAML::Node name, fields_.Require("name"));
+    PARITY_ASSIGN_OR_RETURN(rule->name, YamlString(name, "'name'"));
+    if (HasControlCharacter(rule->name)) return YamlAt(name, "'name' has a control character");
+    return Status::Ok();
   }
 
-  std::string ReadFields() {
-    const std::vector<std::string_view> keys(kRuleKeys.begin(), kRuleKeys.end());
-    for (const auto& entry : node_) {
-      if (!entry.first.IsScalar()) return "a key is not a string";
-      const std::string& key = entry.first.Scalar();
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        return "unknown key '" + key + "'" + DidYouMean(key, keys) + "; a rule has " + Join(keys);
-      }
-      if (!fields_.emplace(key, entry.second).second) return "'" + key + "' is given twice";
-    }
-    return "";
-  }
-
-  std::string ReadName(Rule* rule) {
-    const YAML::Node* name = Field("name");
-    if (name == nullptr || name->IsNull()) return "has no 'name'";
-    if (!name->IsScalar()) return "'name' is " + ScalarText(*name) + ", not a string";
-    if (name->Scalar().empty()) return "'name' is empty";
-    if (HasControlCharacter(name->Scalar())) return "'name' has a control character";
-    rule->name = name->Scalar();
-    return "";
-  }
-
-  std::string ReadMetric(Rule* rule) {
-    const YAML::Node* metric = Field("metric");
-    if (metric == nullptr || metric->IsNull()) return "has no 'metric'";
-    if (!metric->IsScalar()) return "'metric' is " + ScalarText(*metric) + ", not a name";
-    std::string_view name = metric->Scalar();
+  Status ReadMetric(Rule* rule) {
+    PARITY_ASSIGN_OR_RETURN(const YAML::Node metric, fields_.Require("metric"));
+    PARITY_ASSIGN_OR_RETURN(const std::string text, YamlString(metric, "'metric'"));
+    std::string_view name = text;
     if (name.starts_with(kPrefix)) name.remove_prefix(kPrefix.size());
     spec_ = FindMetric(name);
     if (spec_ == nullptr) {
@@ -227,177 +174,192 @@ class RuleParser {
       for (const MetricSpec& spec : Catalogue()) known.push_back(spec.name);
       std::string hint = DidYouMean(name, known);
       if (hint.empty()) hint = "; known metrics: " + Join(known);
-      return "unknown metric '" + metric->Scalar() + "'" + hint;
+      return YamlAt(metric, "unknown metric '" + text + "'" + hint);
     }
     rule->metric = std::string(spec_->name);
-    return "";
+    return Status::Ok();
   }
 
-  std::string ReadLabels(Rule* rule) {
+  Status ReadLabels(Rule* rule) {
     const YAML::Node* labels = Field("labels");
-    if (labels == nullptr || labels->IsNull()) return "";
+    if (labels == nullptr || labels->IsNull()) return Status::Ok();
     if (!labels->IsMap()) {
-      return "'labels' is " + ScalarText(*labels) + ", not a map of label to value or values";
+      return YamlAt(*labels, fmt::format("'labels' is {}, not a map of label to value or values",
+                                         YamlDescribe(*labels)));
     }
     std::vector<std::string_view> allowed(spec_->labels.begin(), spec_->labels.end());
-    if (IsDeviceMetric(spec_->name))
+    if (IsDeviceMetric(spec_->name)) {
       allowed.insert(allowed.end(), kDeviceLabels.begin(), kDeviceLabels.end());
+    }
     for (const auto& entry : *labels) {
-      if (!entry.first.IsScalar()) return "a label name is not a string";
+      if (!entry.first.IsScalar()) return YamlAt(entry.first, "a label name is not a string");
       const std::string& label = entry.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), label) == allowed.end()) {
-        return "metric " + rule->metric + " has no label '" + label + "'" +
-               DidYouMean(label, allowed) +
-               (allowed.empty() ? "; it has no labels" : "; its labels: " + Join(allowed));
+        return YamlAt(entry.first, "metric " + rule->metric + " has no label '" + label + "'" +
+                                       DidYouMean(label, allowed) +
+                                       (allowed.empty() ? "; it has no labels"
+                                                        : "; its labels: " + Join(allowed)));
       }
-      if (rule->labels.count(label) != 0) return "label '" + label + "' is given twice";
+      if (rule->labels.count(label) != 0) {
+        return YamlAt(entry.first, "label '" + label + "' is given twice");
+      }
       std::vector<std::string>& values = rule->labels[label];
       const YAML::Node& value = entry.second;
       if (value.IsScalar()) {
         values.push_back(value.Scalar());
       } else if (value.IsSequence()) {
         for (const YAML::Node& item : value) {
-          if (!item.IsScalar()) return "label '" + label + "': a value in the list is not a string";
+          if (!item.IsScalar()) {
+            return YamlAt(item, "label '" + label + "': a value in the list is not a string");
+          }
           values.push_back(item.Scalar());
         }
-        if (values.empty()) return "label '" + label + "': the list of values is empty";
+        if (values.empty()) {
+          return YamlAt(value, "label '" + label + "': the list of values is empty");
+        }
       } else {
-        return "label '" + label + "' is " + ScalarText(value) +
-               ", not a value or a list of values";
+        return YamlAt(value, fmt::format("label '{}' is {}, not a value or a list of values", label,
+                                         YamlDescribe(value)));
       }
     }
-    return "";
+    return Status::Ok();
   }
 
-  std::string ReadSeverity(Rule* rule) {
+  Status ReadSeverity(Rule* rule) {
     const YAML::Node* severity = Field("severity");
-    if (severity == nullptr || severity->IsNull()) return "";
+    if (severity == nullptr || severity->IsNull()) return Status::Ok();
     const std::string text = severity->IsScalar() ? severity->Scalar() : "";
     if (text == "warning") {
       rule->severity = Severity::kWarning;
     } else if (text == "fatal") {
       rule->severity = Severity::kFatal;
     } else {
-      return "severity " + ScalarText(*severity) + " is not warning or fatal";
+      return YamlAt(*severity,
+                    fmt::format("severity {} is not warning or fatal", YamlDescribe(*severity)));
     }
-    return "";
+    return Status::Ok();
   }
 
-  // A finite number field; `what` names it in messages.
-  std::string ReadNumber(const YAML::Node& node, std::string_view what, double* out) {
-    const std::optional<double> number = ParseDouble(node);
-    if (!number) return fmt::format("'{}' is {}, not a number", what, ScalarText(node));
-    if (!std::isfinite(*number))
-      return fmt::format("'{}' is {}, not finite", what, ScalarText(node));
-    *out = *number;
-    return "";
-  }
-
-  std::string ReadCondition(Rule* rule) {
+  Status ReadCondition(Rule* rule) {
     const YAML::Node* op = Field("op");
     const YAML::Node* value = Field("value");
     const YAML::Node* for_samples = Field("for");
     const YAML::Node* rate = Field("rate_per_hour");
-    if (op == nullptr || op->IsNull()) return fmt::format("has no 'op' ({})", kOpList);
+    if (op == nullptr || op->IsNull()) {
+      return YamlAt(node_, fmt::format("has no 'op' ({})", kOpList));
+    }
     if (op->IsScalar() && op->Scalar().empty()) {
-      return fmt::format(
-          "'op' is empty: quote it (op: \">\"), since a bare > starts a YAML block; ops: {}",
-          kOpList);
+      return YamlAt(*op, fmt::format("'op' is empty: quote it (op: \">\"), since a bare > starts "
+                                     "a YAML block; ops: {}",
+                                     kOpList));
     }
     const std::optional<Op> parsed = op->IsScalar() ? ParseOp(op->Scalar()) : std::nullopt;
-    if (!parsed) return fmt::format("op {} is not one of {}", ScalarText(*op), kOpList);
+    if (!parsed) {
+      return YamlAt(*op, fmt::format("op {} is not one of {}", YamlDescribe(*op), kOpList));
+    }
     rule->op = *parsed;
 
     if (rule->op == Op::kIncrease) {
-      if (for_samples != nullptr) return "'for' does not apply to op increase";
-      if (rate != nullptr) return "'rate_per_hour' does not apply to op increase";
-      if (value == nullptr) return "";
-      if (std::string problem = ReadNumber(*value, "value", &rule->value); !problem.empty()) {
-        return problem;
+      if (for_samples != nullptr) {
+        return YamlAt(*for_samples, "'for' does not apply to op increase");
       }
-      if (rule->value < 0) return "'value' of op increase (the step) must not be negative";
-      return "";
+      if (rate != nullptr) return YamlAt(*rate, "'rate_per_hour' does not apply to op increase");
+      if (value == nullptr) return Status::Ok();
+      PARITY_ASSIGN_OR_RETURN(rule->value, YamlNumber(*value, "'value'"));
+      if (rule->value < 0) {
+        return YamlAt(*value, "'value' of op increase (the step) must not be negative");
+      }
+      return Status::Ok();
     }
 
     if (rate != nullptr) {
       if (spec_->type != MetricType::kCounter) {
-        return "'rate_per_hour' needs a counter, and " + rule->metric + " is a gauge";
+        return YamlAt(*rate,
+                      "'rate_per_hour' needs a counter, and " + rule->metric + " is a gauge");
       }
       if (rule->op != Op::kGreater && rule->op != Op::kGreaterEqual) {
-        return "'rate_per_hour' takes op \">\" or \">=\", not \"" + op->Scalar() + "\"";
+        return YamlAt(*op,
+                      "'rate_per_hour' takes op \">\" or \">=\", not \"" + op->Scalar() + "\"");
       }
-      if (value != nullptr) return "give 'value' or 'rate_per_hour', not both";
-      if (for_samples != nullptr) return "'for' does not apply to 'rate_per_hour'";
-      double per_hour = 0.0;
-      if (std::string problem = ReadNumber(*rate, "rate_per_hour", &per_hour); !problem.empty()) {
-        return problem;
+      if (value != nullptr) return YamlAt(*value, "give 'value' or 'rate_per_hour', not both");
+      if (for_samples != nullptr) {
+        return YamlAt(*for_samples, "'for' does not apply to 'rate_per_hour'");
       }
-      if (per_hour < 0) return "'rate_per_hour' must not be negative";
+      PARITY_ASSIGN_OR_RETURN(const double per_hour, YamlNumber(*rate, "'rate_per_hour'"));
+      if (per_hour < 0) return YamlAt(*rate, "'rate_per_hour' must not be negative");
       rule->rate_per_hour = per_hour;
-      return "";
+      return Status::Ok();
     }
 
     if (value == nullptr || value->IsNull()) {
-      return "has no 'value' to compare with (or 'rate_per_hour' for a counter's rate)";
+      return YamlAt(node_,
+                    "has no 'value' to compare with (or 'rate_per_hour' for a counter's rate)");
     }
-    if (std::string problem = ReadNumber(*value, "value", &rule->value); !problem.empty()) {
-      return problem;
-    }
+    PARITY_ASSIGN_OR_RETURN(rule->value, YamlNumber(*value, "'value'"));
     if (for_samples != nullptr) {
-      const std::optional<std::int64_t> count = ParseInteger(*for_samples);
-      if (!count || *count < 1) {
-        return "'for' is " + ScalarText(*for_samples) +
-               ", not a whole number of samples, 1 or more";
+      const Result<std::int64_t> count = YamlInteger(*for_samples, "'for'");
+      if (!count.ok() || *count < 1) {
+        return YamlAt(*for_samples,
+                      fmt::format("'for' is {}, not a whole number of samples, 1 or more",
+                                  YamlDescribe(*for_samples)));
       }
       rule->for_samples = *count;
     }
-    return "";
+    return Status::Ok();
   }
 
   const YAML::Node& node_;
   std::string who_;
-  std::map<std::string, YAML::Node> fields_;
+  YamlFields fields_;
   const MetricSpec* spec_ = nullptr;
 };
+
+// The list of rules in `root`: the document itself, or its 'rules:'. "line N: problem".
+Result<YAML::Node> RuleList(const YAML::Node& root) {
+  if (root.IsSequence()) return root;
+  if (!root.IsMap()) {
+    return YamlAt(root, fmt::format("the file is {}, not a list of rules (or a map with 'rules:' "
+                                    "holding one)",
+                                    YamlDescribe(root)));
+  }
+  YAML::Node list;
+  for (const auto& entry : root) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    if (key != "rules") {
+      return YamlAt(entry.first, "unknown top-level key '" + Printable(key) +
+                                     "': expected a list of rules, or 'rules:' holding one");
+    }
+    list = entry.second;
+  }
+  if (!list.IsSequence()) {
+    return YamlAt(list.IsDefined() ? list : root,
+                  fmt::format("'rules' is {}, not a list of rules", YamlDescribe(list)));
+  }
+  return list;
+}
 
 Result<std::vector<Rule>> ParseList(const YAML::Node& root, std::string_view path) {
   if (!root.IsDefined() || root.IsNull()) {
     return Status::Invalid(path, "empty; expected a list of rules");
   }
-  YAML::Node list = root;
-  if (root.IsMap()) {
-    for (const auto& entry : root) {
-      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
-      if (key != "rules") {
-        return Status::Invalid(path, "unknown top-level key '" + key +
-                                         "': expected a list of rules, or 'rules:' "
-                                         "holding one");
-      }
-    }
-    list = root["rules"];
-    if (!list.IsSequence()) {
-      return Status::Invalid(path, "'rules' is " + ScalarText(list) + ", not a list of rules");
-    }
-  } else if (!root.IsSequence()) {
-    return Status::Invalid(path, "the file is " + ScalarText(root) +
-                                     ", not a list of rules (or a map with 'rules:' holding one)");
-  }
+  Result<YAML::Node> list = RuleList(root);
+  if (!list.ok()) return Status::Invalid(path, list.status().message());
   std::vector<Rule> rules;
   std::map<std::string, int> owners;  // name -> rule number
   int number = 0;
-  for (const YAML::Node& node : list) {
+  for (const YAML::Node& node : *list) {
     ++number;
     RuleParser parser(node, number);
     Rule rule;
-    if (std::string problem = parser.Parse(&rule); !problem.empty()) {
-      const YAML::Mark mark = node.Mark();
-      const std::string line = mark.is_null() ? "" : fmt::format(" (line {})", mark.line + 1);
-      return Status::Invalid(path, parser.who() + ": " + problem + line);
+    if (Status status = parser.Parse(&rule); !status.ok()) {
+      return Status::Invalid(path, YamlInContext(status, parser.who()).message());
     }
     const auto [owner, is_new] = owners.emplace(rule.name, number);
     if (!is_new) {
-      return Status::Invalid(path, fmt::format("{}: the name is already used by rule #{}",
-                                               parser.who(), owner->second));
+      return Status::Invalid(
+          path, YamlAt(node, fmt::format("{}: the name is already used by rule #{}", parser.who(),
+                                         owner->second))
+                    .message());
     }
     rules.push_back(std::move(rule));
   }
@@ -503,22 +465,15 @@ Result<std::vector<Rule>> ParseRules(std::string_view yaml_text, std::string_vie
     return Status::Invalid(
         path, fmt::format("{} bytes, larger than a rules file may be (1 MiB)", yaml_text.size()));
   }
-  if (yaml_text.find('\0') != std::string_view::npos) {
-    return Status::Invalid(path, "has a NUL byte: not a YAML text file");
-  }
   try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(yaml_text));
-    } catch (const YAML::Exception& e) {
-      std::string message = "not valid YAML: " + e.msg;
-      if (e.msg.find("block scalar") != std::string::npos) {
-        message += " (quote comparison ops, op: \">=\": a bare > starts a YAML block)";
-      }
-      if (!e.mark.is_null()) message = fmt::format("line {}: {}", e.mark.line + 1, message);
-      return Status::Invalid(path, message);
+    Result<YAML::Node> root = LoadYaml(yaml_text, std::string(path));
+    if (!root.ok()) {
+      if (root.status().message().find("block scalar") == std::string::npos) return root.status();
+      return Status(StatusCode::kInvalidInput,
+                    root.status().message() +
+                        " (quote comparison ops, op: \">=\": a bare > starts a YAML block)");
     }
-    return ParseList(root, path);
+    return ParseList(*root, path);
   } catch (const YAML::Exception& e) {
     return Status::Invalid(path, "cannot read the rules: " + e.msg);
   } catch (const std::exception& e) {

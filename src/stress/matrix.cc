@@ -22,6 +22,7 @@
 #include "core/file_util.h"
 #include "core/spellcheck.h"
 #include "core/text.h"
+#include "core/yaml_util.h"
 
 namespace parity::stress {
 namespace {
@@ -50,25 +51,6 @@ std::string Join(std::span<const std::string_view> names) {
 std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates) {
   const std::optional<std::string> best = Suggest(word, candidates);
   return best ? " (did you mean '" + *best + "'?)" : "";
-}
-
-std::string Describe(const YAML::Node& node) {
-  if (node.IsScalar()) return fmt::format("'{}'", Printable(node.Scalar()));
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a map";
-  return "empty";
-}
-
-// " (line N)" for a node that knows where it is.
-std::string LineOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() ? "" : fmt::format(" (line {})", mark.line + 1);
-}
-
-// A quoted scalar, or one tagged !!str, is a string whatever it looks like.
-bool IsStringTagged(const YAML::Node& node) {
-  const std::string& tag = node.Tag();
-  return tag == "!" || tag == "tag:yaml.org,2002:str";
 }
 
 // What a scalar's text is as a number.
@@ -136,65 +118,53 @@ std::string CheckValue(const Json& value, std::string_view what) {
   return fmt::format("{} is {}, not a number or string", what, value.type_name());
 }
 
-// A scalar as a parameter's value, into *out; "" or the problem. `what` names it.
-std::string ReadValue(const YAML::Node& node, std::string_view what, Json* out) {
-  if (!node.IsDefined() || node.IsNull()) return fmt::format("{} is empty", what);
+// A scalar as a parameter's value, into *out. `what` names it.
+Status ReadValue(const YAML::Node& node, std::string_view what, Json* out) {
+  if (!node.IsDefined() || node.IsNull()) return YamlAt(node, fmt::format("{} is empty", what));
   if (!node.IsScalar()) {
-    return fmt::format("{} is {}, not a number or string", what, Describe(node));
+    return YamlAt(node, fmt::format("{} is {}, not a number or string", what, YamlDescribe(node)));
   }
   const std::string& text = node.Scalar();
-  if (text.find('\0') != std::string::npos) return fmt::format("{} has a NUL byte", what);
-  if (IsStringTagged(node)) {
+  if (text.find('\0') != std::string::npos) {
+    return YamlAt(node, fmt::format("{} has a NUL byte", what));
+  }
+  if (YamlQuoted(node)) {
     *out = text;
-    return "";
+    return Status::Ok();
   }
   const Number number = ReadNumberText(text);
   switch (number.kind) {
     case Number::Kind::kInteger:
       *out = number.integer;
-      return "";
+      return Status::Ok();
     case Number::Kind::kDouble:
       if (!std::isfinite(number.real)) {
-        return fmt::format("{} '{}' is not a finite number (quote it for a string)", what,
-                           Printable(text));
+        return YamlAt(node, fmt::format("{} '{}' is not a finite number (quote it for a string)",
+                                        what, Printable(text)));
       }
       *out = number.real;
-      return "";
+      return Status::Ok();
     case Number::Kind::kOutOfRange:
-      return fmt::format("{} '{}' is out of the range of a double (quote it for a string)", what,
-                         Printable(text));
+      return YamlAt(
+          node, fmt::format("{} '{}' is out of the range of a double (quote it for a string)", what,
+                            Printable(text)));
     case Number::Kind::kNotANumber:
       break;
   }
   *out = text;
-  return "";
+  return Status::Ok();
 }
 
-// A finite number, into *out; "" or the problem.
-std::string ReadFiniteNumber(const YAML::Node& node, std::string_view what, double* out) {
-  if (!node.IsDefined() || node.IsNull()) return fmt::format("{} is empty", what);
-  const Number number =
-      node.IsScalar() && !IsStringTagged(node) ? ReadNumberText(node.Scalar()) : Number{};
-  switch (number.kind) {
-    case Number::Kind::kInteger:
-      *out = static_cast<double>(number.integer);
-      return "";
-    case Number::Kind::kDouble:
-      if (!std::isfinite(number.real)) {
-        return fmt::format("{} {} is not finite", what, Describe(node));
-      }
-      *out = number.real;
-      return "";
-    case Number::Kind::kOutOfRange:
-      return fmt::format("{} {} is out of the range of a double", what, Describe(node));
-    case Number::Kind::kNotANumber:
-      break;
+// A finite number, unquoted. `what` names it.
+Result<double> ReadFiniteNumber(const YAML::Node& node, std::string_view what) {
+  if (YamlQuoted(node)) {
+    return YamlAt(node, fmt::format("{} is {}, not a number", what, YamlDescribe(node)));
   }
-  return fmt::format("{} is {}, not a number", what, Describe(node));
+  return YamlNumber(node, what);
 }
 
 std::optional<std::uint64_t> ReadUnsigned(const YAML::Node& node) {
-  if (!node.IsScalar() || IsStringTagged(node)) return std::nullopt;
+  if (!node.IsScalar() || YamlQuoted(node)) return std::nullopt;
   std::string_view text = node.Scalar();
   if (text.size() > 1 && text[0] == '+') text.remove_prefix(1);
   std::uint64_t value = 0;
@@ -276,219 +246,169 @@ std::string CheckParam(const ParamSpec& param) {
   return "unknown kind";
 }
 
-// Collects a map's entries by key, rejecting non-string, unknown and repeated keys. "" or the
-// problem; `what` says whose keys they are.
-std::string ReadKeys(const YAML::Node& node, std::span<const std::string_view> keys,
-                     std::string_view what, std::map<std::string, YAML::Node>* fields) {
-  for (const auto& entry : node) {
-    if (!entry.first.IsScalar()) return fmt::format("a key of {} is not a string", what);
-    const std::string& key = entry.first.Scalar();
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      return fmt::format("unknown key '{}'{}; {} has {}", Printable(key), DidYouMean(key, keys),
-                         what, Join(keys));
-    }
-    if (!fields->emplace(key, entry.second).second) {
-      return fmt::format("'{}' is given twice", key);
-    }
-  }
-  return "";
-}
-
-const YAML::Node* Field(const std::map<std::string, YAML::Node>& fields, std::string_view key) {
-  const auto it = fields.find(std::string(key));
-  return it == fields.end() ? nullptr : &it->second;
-}
-
 // every_steps / every_seconds from `fields` (the parameter's own or its schedule's).
-std::string ReadSchedule(const std::map<std::string, YAML::Node>& fields, ParamSpec* param) {
-  const YAML::Node* steps = Field(fields, "every_steps");
-  const YAML::Node* seconds = Field(fields, "every_seconds");
+Status ReadSchedule(const YamlFields& fields, ParamSpec* param) {
+  const YAML::Node* steps = fields.Find("every_steps");
+  const YAML::Node* seconds = fields.Find("every_seconds");
   if (steps != nullptr && seconds != nullptr) {
-    return "give 'every_steps' or 'every_seconds', not both";
+    return YamlAt(fields.node(), "give 'every_steps' or 'every_seconds', not both");
   }
   if (steps != nullptr) {
-    const Number number =
-        steps->IsScalar() && !IsStringTagged(*steps) ? ReadNumberText(steps->Scalar()) : Number{};
-    if (number.kind != Number::Kind::kInteger || number.integer < 1) {
-      return "'every_steps' is " + Describe(*steps) + ", not a whole number of steps, 1 or more";
+    const Result<std::int64_t> count = YamlInteger(*steps, "'every_steps'");
+    if (YamlQuoted(*steps) || !count.ok() || *count < 1) {
+      return YamlAt(*steps,
+                    fmt::format("'every_steps' is {}, not a whole number of steps, 1 or more",
+                                YamlDescribe(*steps)));
     }
-    param->every_steps = number.integer;
+    param->every_steps = *count;
   }
   if (seconds != nullptr) {
-    double value = 0.0;
-    if (std::string problem = ReadFiniteNumber(*seconds, "'every_seconds'", &value);
-        !problem.empty()) {
-      return problem;
+    PARITY_ASSIGN_OR_RETURN(const double value, ReadFiniteNumber(*seconds, "'every_seconds'"));
+    if (value <= 0) {
+      return YamlAt(*seconds,
+                    fmt::format("'every_seconds' is {}, not above 0", YamlDescribe(*seconds)));
     }
-    if (value <= 0) return "'every_seconds' is " + Describe(*seconds) + ", not above 0";
     param->every_seconds = value;
   }
-  return "";
+  return Status::Ok();
 }
 
-// Reads a parameter's spec node into *param (whose name is set); "" or the problem.
-std::string ReadParam(const YAML::Node& node, ParamSpec* param) {
+// Reads a parameter's spec node into *param (whose name is set).
+Status ReadParam(const YAML::Node& node, ParamSpec* param) {
   if (!node.IsDefined() || node.IsNull()) {
-    return "has no value; give a number, a string, 'choice:' or 'range:'";
+    return YamlAt(node, "has no value; give a number, a string, 'choice:' or 'range:'");
   }
   if (node.IsSequence()) {
-    return "is a list; write 'choice: [...]' for a choice of values";
+    return YamlAt(node, "is a list; write 'choice: [...]' for a choice of values");
   }
   if (node.IsScalar()) {
     param->kind = ParamKind::kConstant;
-    if (std::string problem = ReadValue(node, "the value", &param->value); !problem.empty()) {
-      return problem;
-    }
-    return CheckParam(*param);
+    PARITY_RETURN_IF_ERROR(ReadValue(node, "the value", &param->value));
+    if (std::string problem = CheckParam(*param); !problem.empty()) return YamlAt(node, problem);
+    return Status::Ok();
   }
-  if (!node.IsMap()) return "is " + Describe(node) + ", not a value or a map";
-  std::map<std::string, YAML::Node> fields;
-  if (std::string problem = ReadKeys(node, kParamKeys, "a parameter", &fields); !problem.empty()) {
-    return problem;
+  if (!node.IsMap()) {
+    return YamlAt(node, fmt::format("is {}, not a value or a map", YamlDescribe(node)));
   }
-  const YAML::Node* choice = Field(fields, "choice");
-  const YAML::Node* range = Field(fields, "range");
-  const YAML::Node* scale = Field(fields, "scale");
-  const YAML::Node* schedule = Field(fields, "schedule");
-  if (choice != nullptr && range != nullptr) return "give 'choice' or 'range', not both";
+  PARITY_ASSIGN_OR_RETURN(const YamlFields fields,
+                          YamlFields::Read(node, "a parameter", kParamKeys));
+  const YAML::Node* choice = fields.Find("choice");
+  const YAML::Node* range = fields.Find("range");
+  const YAML::Node* scale = fields.Find("scale");
+  const YAML::Node* schedule = fields.Find("schedule");
+  if (choice != nullptr && range != nullptr) {
+    return YamlAt(node, "give 'choice' or 'range', not both");
+  }
   if (choice == nullptr && range == nullptr) {
-    return "has neither 'choice' nor 'range' (a constant is a bare value: NAME: VALUE)";
+    return YamlAt(node,
+                  "has neither 'choice' nor 'range' (a constant is a bare value: NAME: VALUE)");
   }
   if (choice != nullptr) {
-    if (scale != nullptr) return "'scale' applies to 'range', not to 'choice'";
-    if (!choice->IsSequence()) return "'choice' is " + Describe(*choice) + ", not a list";
-    if (choice->size() == 0) return "'choice' is an empty list";
-    if (choice->size() > kMaxMatrixChoices) {
-      return fmt::format("'choice' has {} values; at most {}", choice->size(), kMaxMatrixChoices);
+    if (scale != nullptr) return YamlAt(*scale, "'scale' applies to 'range', not to 'choice'");
+    if (choice->IsSequence() && choice->size() > kMaxMatrixChoices) {
+      return YamlAt(*choice, fmt::format("'choice' has {} values; at most {}", choice->size(),
+                                         kMaxMatrixChoices));
     }
+    PARITY_RETURN_IF_ERROR(YamlList(*choice, "'choice'", kMaxMatrixChoices).status());
     param->kind = ParamKind::kChoice;
     std::size_t number = 0;
     for (const YAML::Node& item : *choice) {
       ++number;
       Json value;
-      if (std::string problem = ReadValue(item, fmt::format("choice #{}", number), &value);
-          !problem.empty()) {
-        return problem;
-      }
+      PARITY_RETURN_IF_ERROR(ReadValue(item, fmt::format("choice #{}", number), &value));
       param->choices.push_back(std::move(value));
     }
   } else {
     if (!range->IsSequence() || range->size() != 2) {
-      return "'range' is " + Describe(*range) + ", not two numbers [lo, hi]";
+      return YamlAt(*range,
+                    fmt::format("'range' is {}, not two numbers [lo, hi]", YamlDescribe(*range)));
     }
     param->kind = ParamKind::kRange;
-    if (std::string problem = ReadFiniteNumber((*range)[0], "lo of 'range'", &param->lo);
-        !problem.empty()) {
-      return problem;
-    }
-    if (std::string problem = ReadFiniteNumber((*range)[1], "hi of 'range'", &param->hi);
-        !problem.empty()) {
-      return problem;
-    }
+    PARITY_ASSIGN_OR_RETURN(param->lo, ReadFiniteNumber((*range)[0], "lo of 'range'"));
+    PARITY_ASSIGN_OR_RETURN(param->hi, ReadFiniteNumber((*range)[1], "hi of 'range'"));
     if (scale != nullptr) {
       const std::string text = scale->IsScalar() ? scale->Scalar() : "";
       const auto it = std::find(kScaleNames.begin(), kScaleNames.end(), text);
       if (it == kScaleNames.end()) {
-        return fmt::format("'scale' is {}, not one of {}{}", Describe(*scale), Join(kScaleNames),
-                           DidYouMean(text, kScaleNames));
+        return YamlAt(*scale, fmt::format("'scale' is {}, not one of {}{}", YamlDescribe(*scale),
+                                          Join(kScaleNames), DidYouMean(text, kScaleNames)));
       }
       param->scale = static_cast<Scale>(it - kScaleNames.begin());
     }
   }
   if (schedule != nullptr) {
-    if (Field(fields, "every_steps") != nullptr || Field(fields, "every_seconds") != nullptr) {
-      return "give 'schedule' or a flat 'every_steps'/'every_seconds', not both";
+    if (fields.Find("every_steps") != nullptr || fields.Find("every_seconds") != nullptr) {
+      return YamlAt(*schedule, "give 'schedule' or a flat 'every_steps'/'every_seconds', not both");
     }
     if (!schedule->IsMap()) {
-      return "'schedule' is " + Describe(*schedule) +
-             ", not a map such as {every_steps: N} or {every_seconds: S}";
+      return YamlAt(*schedule,
+                    fmt::format("'schedule' is {}, not a map such as {{every_steps: N}} or "
+                                "{{every_seconds: S}}",
+                                YamlDescribe(*schedule)));
     }
-    std::map<std::string, YAML::Node> inner;
-    if (std::string problem = ReadKeys(*schedule, kScheduleKeys, "'schedule'", &inner);
-        !problem.empty()) {
-      return problem;
+    PARITY_ASSIGN_OR_RETURN(const YamlFields inner,
+                            YamlFields::Read(*schedule, "'schedule'", kScheduleKeys));
+    if (inner.size() == 0) {
+      return YamlAt(*schedule, "'schedule' is empty; give every_steps or every_seconds");
     }
-    if (inner.empty()) return "'schedule' is empty; give every_steps or every_seconds";
-    if (std::string problem = ReadSchedule(inner, param); !problem.empty()) return problem;
-  } else if (std::string problem = ReadSchedule(fields, param); !problem.empty()) {
-    return problem;
+    PARITY_RETURN_IF_ERROR(ReadSchedule(inner, param));
+  } else {
+    PARITY_RETURN_IF_ERROR(ReadSchedule(fields, param));
   }
-  return CheckParam(*param);
-}
-
-// Parses text that must be one YAML document into *root; the Status says why not.
-Status LoadYaml(std::string_view text, std::string_view path, YAML::Node* root) {
-  if (text.size() > kMaxMatrixFileBytes) {
-    return Status::Invalid(
-        path, fmt::format("{} bytes, larger than a matrix file may be (1 MiB)", text.size()));
-  }
-  if (text.find('\0') != std::string_view::npos) {
-    return Status::Invalid(path, "has a NUL byte: not a YAML text file");
-  }
-  try {
-    *root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    std::string message = "not valid YAML: " + e.msg;
-    if (!e.mark.is_null()) message = fmt::format("line {}: {}", e.mark.line + 1, message);
-    return Status::Invalid(path, message);
-  }
+  if (std::string problem = CheckParam(*param); !problem.empty()) return YamlAt(node, problem);
   return Status::Ok();
 }
 
 std::string Who(std::string_view name) { return fmt::format("parameter '{}'", Printable(name)); }
 
-Result<Matrix> ParseRoot(const YAML::Node& root, std::string_view path) {
-  if (!root.IsDefined() || root.IsNull()) {
-    return Status::Invalid(path, "empty; expected a map with 'parameters:'");
-  }
+// The matrix in the document `root`; "line N: problem" (the caller names the file).
+Result<Matrix> ReadMatrix(const YAML::Node& root) {
   if (!root.IsMap()) {
-    return Status::Invalid(
-        path, "the file is " + Describe(root) + ", not a map of 'seed' and 'parameters'");
+    return YamlAt(root, fmt::format("the file is {}, not a map of 'seed' and 'parameters'",
+                                    YamlDescribe(root)));
   }
-  std::map<std::string, YAML::Node> fields;
-  if (std::string problem = ReadKeys(root, kTopKeys, "a matrix file", &fields); !problem.empty()) {
-    return Status::Invalid(path, problem);
-  }
+  PARITY_ASSIGN_OR_RETURN(const YamlFields fields,
+                          YamlFields::Read(root, "a matrix file", kTopKeys));
   Matrix matrix;
-  if (const YAML::Node* seed = Field(fields, "seed"); seed != nullptr) {
+  if (const YAML::Node* seed = fields.Find("seed"); seed != nullptr) {
     const std::optional<std::uint64_t> value = ReadUnsigned(*seed);
     if (!value) {
-      return Status::Invalid(path, "'seed' is " + Describe(*seed) +
-                                       ", not a whole number from 0 to 2^64 - 1" + LineOf(*seed));
+      return YamlAt(*seed, fmt::format("'seed' is {}, not a whole number from 0 to 2^64 - 1",
+                                       YamlDescribe(*seed)));
     }
     matrix.seed = *value;
   }
-  const YAML::Node* params = Field(fields, "parameters");
-  if (params == nullptr) return Status::Invalid(path, "has no 'parameters:'");
+  const YAML::Node* params = fields.Find("parameters");
+  if (params == nullptr) return YamlAt(root, "has no 'parameters:'");
   if (params->IsNull()) {
-    return Status::Invalid(path, "'parameters' is empty; write 'parameters: {}' for none");
+    return YamlAt(*params, "'parameters' is empty; write 'parameters: {}' for none");
   }
   if (!params->IsMap()) {
-    return Status::Invalid(path, "'parameters' is " + Describe(*params) +
-                                     ", not a map of parameter name to spec" + LineOf(*params));
+    return YamlAt(*params, fmt::format("'parameters' is {}, not a map of parameter name to spec",
+                                       YamlDescribe(*params)));
   }
   if (params->size() > kMaxMatrixParams) {
-    return Status::Invalid(path, fmt::format("{} parameters; a matrix has at most {}",
-                                             params->size(), kMaxMatrixParams));
+    return YamlAt(*params, fmt::format("{} parameters; a matrix has at most {}", params->size(),
+                                       kMaxMatrixParams));
   }
   std::size_t number = 0;
   for (const auto& entry : *params) {
     ++number;
     if (!entry.first.IsScalar()) {
-      return Status::Invalid(path, fmt::format("parameter #{}: the name is not a string{}", number,
-                                               LineOf(entry.first)));
+      return YamlAt(entry.first, fmt::format("parameter #{}: the name is not a string", number));
     }
     ParamSpec param;
     param.name = entry.first.Scalar();
-    const std::string line = LineOf(entry.second.IsNull() ? entry.first : entry.second);
     if (std::string problem = CheckName(param.name); !problem.empty()) {
-      return Status::Invalid(path, Who(param.name) + ": " + problem + line);
+      return YamlAt(entry.first, Who(param.name) + ": " + problem);
     }
     if (matrix.Find(param.name) != nullptr) {
-      return Status::Invalid(path, Who(param.name) + ": given twice" + line);
+      return YamlAt(entry.first, Who(param.name) + ": given twice");
     }
-    if (std::string problem = ReadParam(entry.second, &param); !problem.empty()) {
-      return Status::Invalid(path, Who(param.name) + ": " + problem + line);
+    if (Status status = ReadParam(entry.second, &param); !status.ok()) {
+      // An empty spec has no place of its own: name the parameter's line.
+      if (entry.second.IsNull()) status = YamlAt(entry.first, YamlProblem(status));
+      return YamlInContext(status, Who(param.name));
     }
     matrix.params.push_back(std::move(param));
   }
@@ -581,10 +501,18 @@ const ParamSpec* Matrix::Find(std::string_view name) const {
 }
 
 Result<Matrix> ParseMatrix(std::string_view yaml_text, std::string_view path) {
+  if (yaml_text.size() > kMaxMatrixFileBytes) {
+    return Status::Invalid(
+        path, fmt::format("{} bytes, larger than a matrix file may be (1 MiB)", yaml_text.size()));
+  }
   try {
-    YAML::Node root;
-    PARITY_RETURN_IF_ERROR(LoadYaml(yaml_text, path, &root));
-    return ParseRoot(root, path);
+    PARITY_ASSIGN_OR_RETURN(const YAML::Node root, LoadYaml(yaml_text, std::string(path)));
+    if (!root.IsDefined() || root.IsNull()) {
+      return Status::Invalid(path, "empty; expected a map with 'parameters:'");
+    }
+    Result<Matrix> matrix = ReadMatrix(root);
+    if (!matrix.ok()) return Status::Invalid(path, matrix.status().message());
+    return matrix;
   } catch (const YAML::Exception& e) {
     return Status::Invalid(path, "cannot read the matrix: " + e.msg);
   } catch (const std::exception& e) {
@@ -606,12 +534,11 @@ Result<ParamSpec> ParseParam(std::string_view name, std::string_view yaml_text,
     if (std::string problem = CheckName(name); !problem.empty()) {
       return Status::Invalid(origin, Who(name) + ": " + problem);
     }
-    YAML::Node root;
-    if (Status status = LoadYaml(yaml_text, "", &root); !status.ok()) {
-      return Status::Invalid(origin, Who(name) + ": " + status.message());
-    }
-    if (std::string problem = ReadParam(root, &param); !problem.empty()) {
-      return Status::Invalid(origin, Who(name) + ": " + problem);
+    // A command-line value has no lines worth naming.
+    Result<YAML::Node> root = LoadYaml(yaml_text, "");
+    if (!root.ok()) return Status::Invalid(origin, Who(name) + ": " + YamlProblem(root.status()));
+    if (Status status = ReadParam(*root, &param); !status.ok()) {
+      return Status::Invalid(origin, Who(name) + ": " + YamlProblem(status));
     }
     return param;
   } catch (const std::exception& e) {

@@ -78,29 +78,29 @@ TEST(ParsePeaks, ReadsAGoodTable) {
 
 TEST(ParsePeaks, MissingSource) {
   ExpectInvalid(OneDevice("      fp32_gflops: {value: 67000}\n"),
-                {"line 6", "device 1 (H100 SXM): peak 'fp32_gflops' has no source"});
+                {"line 6", "device 1 (H100 SXM): peak 'fp32_gflops': has no 'source'"});
   ExpectInvalid(OneDevice("      fp32_gflops: {value: 67000, source: \"\"}\n"),
-                {"peak 'fp32_gflops' has no source"});
+                {"peak 'fp32_gflops': 'source' is empty"});
 }
 
 TEST(ParsePeaks, SourceMustBeAUrl) {
   ExpectInvalid(OneDevice("      fp32_gflops: {value: 1, source: \"the datasheet\"}\n"),
-                {"peak 'fp32_gflops' source 'the datasheet' is not a URL"});
+                {"peak 'fp32_gflops': 'source' is 'the datasheet', not a URL"});
 }
 
 TEST(ParsePeaks, NegativeZeroAndNonFiniteValues) {
   ExpectInvalid(OneDevice("      fp32_gflops: {value: -67000, source: \"https://x\"}\n"),
-                {"peak 'fp32_gflops' value -67000 is not a positive finite number"});
+                {"peak 'fp32_gflops': 'value' is '-67000', not a positive finite number"});
   ExpectInvalid(OneDevice("      fp32_gflops: {value: 0, source: \"https://x\"}\n"),
-                {"value 0 is not a positive finite number"});
+                {"'value' is '0', not a positive finite number"});
   ExpectInvalid(OneDevice("      fp32_gflops: {value: inf, source: \"https://x\"}\n"),
-                {"value inf is not a positive finite number"});
+                {"'value' is 'inf', not finite"});
   ExpectInvalid(OneDevice("      fp32_gflops: {value: .nan, source: \"https://x\"}\n"),
-                {"value '.nan' is not a number"});
+                {"'value' is '.nan', not finite"});
   ExpectInvalid(OneDevice("      fp32_gflops: {value: 67 TFLOPS, source: \"https://x\"}\n"),
-                {"value '67 TFLOPS' is not a number"});
+                {"'value' is '67 TFLOPS', not a number"});
   ExpectInvalid(OneDevice("      fp32_gflops: {source: \"https://x\"}\n"),
-                {"peak 'fp32_gflops' has no value"});
+                {"peak 'fp32_gflops': has no 'value'"});
 }
 
 TEST(ParsePeaks, UnknownMetricAndKeys) {
@@ -116,7 +116,7 @@ TEST(ParsePeaks, UnknownMetricAndKeys) {
 TEST(ParsePeaks, RepeatedMetric) {
   ExpectInvalid(OneDevice("      fp32_gflops: {value: 1, source: \"https://x\"}\n"
                           "      fp32_gflops: {value: 2, source: \"https://x\"}\n"),
-                {"line 7", "peak 'fp32_gflops' is given twice"});
+                {"line 7", "device 1 (H100 SXM): 'fp32_gflops' is given twice"});
 }
 
 TEST(ParsePeaks, DuplicateName) {
@@ -139,27 +139,28 @@ TEST(ParsePeaks, DuplicateName) {
 TEST(ParsePeaks, NotAMap) {
   ExpectInvalid("- name: A\n- name: B\n", {"the top level is not a map"});
   ExpectInvalid("just a string\n", {"the top level is not a map"});
-  ExpectInvalid("devices:\n  - [1, 2]\n", {"line 2", "device 1 is not a map"});
-  ExpectInvalid("devices: {a: 1}\n", {"'devices' is not a list"});
-  ExpectInvalid("devices: []\n", {"'devices' is empty"});
-  ExpectInvalid(OneDevice("      fp32_gflops: 67000\n"), {"peak 'fp32_gflops' is not a map"});
+  ExpectInvalid("devices:\n  - [1, 2]\n", {"line 2", "device 1 is a list, not a map"});
+  ExpectInvalid("devices: {a: 1}\n", {"'devices' is a map, not a list"});
+  ExpectInvalid("devices: []\n", {"'devices' is an empty list"});
+  ExpectInvalid(OneDevice("      fp32_gflops: 67000\n"),
+                {"peak 'fp32_gflops': is '67000', not a map"});
   ExpectInvalid("devices:\n  - name: A\n    vendor: B\n    match: [a]\n    peaks: [1]\n",
-                {"device 1 (A): peaks is not a map"});
+                {"device 1 (A): 'peaks' is a list, not a map"});
 }
 
 TEST(ParsePeaks, MissingFields) {
   ExpectInvalid("devices:\n  - vendor: B\n    match: [a]\n    peaks: {}\n",
-                {"device 1: has no name"});
+                {"device 1: has no 'name'"});
   ExpectInvalid("devices:\n  - name: A\n    match: [a]\n    peaks: {}\n",
-                {"device 1 (A): has no vendor"});
+                {"device 1 (A): has no 'vendor'"});
   ExpectInvalid("devices:\n  - name: A\n    vendor: B\n    peaks: {}\n",
-                {"device 1 (A): has no match list"});
+                {"device 1 (A): has no 'match'"});
   ExpectInvalid("devices:\n  - name: A\n    vendor: B\n    match: []\n    peaks: {}\n",
-                {"device 1 (A): match list is empty"});
+                {"device 1 (A): 'match' is an empty list"});
   ExpectInvalid("devices:\n  - name: A\n    vendor: B\n    match: [a]\n",
-                {"device 1 (A): has no peaks"});
+                {"device 1 (A): has no 'peaks'"});
   ExpectInvalid("devices:\n  - name: A\n    vendor: B\n    match: [a]\n    peaks: {}\n",
-                {"device 1 (A): peaks is empty"});
+                {"device 1 (A): 'peaks' is empty"});
   ExpectInvalid("", {"empty"});
 }
 

@@ -331,7 +331,7 @@ TEST(RulesParse, LoadRulesReadsFilesAndCapsTheirSize) {
   rules = LoadRules(bad);
   ASSERT_FALSE(rules.ok());
   EXPECT_EQ(rules.status().message(),
-            bad + ": rule 'hot': 'value' is 'warm', not a number (line 1)");
+            bad + ": line 5: rule 'hot': 'value' is 'warm', not a number");
 
   const std::string big = (dir / "big.yaml").string();
   std::ofstream(big) << "# " << std::string(kMaxRulesFileBytes, 'x') << "\n";

@@ -296,7 +296,7 @@ TEST(MatrixParse, LoadMatrixReadsFilesAndCapsTheirSize) {
   matrix = LoadMatrix(bad);
   ASSERT_FALSE(matrix.ok());
   EXPECT_EQ(matrix.status().code(), StatusCode::kInvalidInput);
-  EXPECT_EQ(matrix.status().message().rfind(bad + ": parameter 'lr': ", 0), 0u)
+  EXPECT_EQ(matrix.status().message().rfind(bad + ": line 2: parameter 'lr': ", 0), 0u)
       << matrix.status().message();
 
   const std::string big = (dir / "big.yaml").string();
