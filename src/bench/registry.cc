@@ -2,7 +2,6 @@
 #include "bench/registry.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <set>
 
 #include "bench/backend_cpu.h"
+#include "core/dynlib.h"
 #include "core/spellcheck.h"
 
 namespace parity::bench {
@@ -69,17 +69,17 @@ std::set<std::string> DiscoveredPlugins() {
 Result<std::unique_ptr<Backend>> LoadPlugin(std::string_view name, const std::string& path) {
   // Plugins stay loaded for the life of the process: a backend's code and any runtime it has
   // started (CUDA, HIP) must outlive every object it handed out.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return Status::Unavailable(fmt::format("{} backend: cannot load {}: {}", name, path,
-                                           error != nullptr ? error : "unknown dlopen error"));
+  Result<void*> handle = OpenLibrary(path);
+  if (!handle.ok()) {
+    return Status::Unavailable(
+        fmt::format("{} backend: cannot load {}: {}", name, path, handle.status().message()));
   }
-  using AbiFn = int (*)();
-  using CreateFn = Backend* (*)(std::string*);
-  auto abi = reinterpret_cast<AbiFn>(dlsym(handle, "parity_backend_abi_version"));
-  auto create = reinterpret_cast<CreateFn>(dlsym(handle, "parity_backend_create"));
-  if (abi == nullptr || create == nullptr) {
+  int (*abi)() = nullptr;
+  Backend* (*create)(std::string*) = nullptr;
+  SymbolResolver symbols(*handle, path);
+  symbols.Require({"parity_backend_abi_version"}, &abi);
+  symbols.Require({"parity_backend_create"}, &create);
+  if (!symbols.missing().empty()) {
     return Status::Unavailable(fmt::format(
         "{} backend: {} is not a parity backend plugin (it lacks parity_backend_abi_version or "
         "parity_backend_create)",

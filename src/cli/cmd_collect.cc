@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -16,15 +15,8 @@
 #include "collect/plan.h"
 #include "collect/stage.h"
 #include "core/exit_code.h"
+#include "core/interrupt.h"
 #include "store/store.h"
-
-namespace {
-
-std::atomic<bool> g_collect_stop{false};
-
-extern "C" void ParityCollectOnInterrupt(int) { g_collect_stop.store(true); }
-
-}  // namespace
 
 namespace parity::cli {
 namespace {
@@ -126,16 +118,12 @@ int RunCollect(int argc, char** argv) {
     }
   }
   options.parity = SelfPath();
-  options.stop = &g_collect_stop;
+  const ScopedStopFlag stop_flag;
+  options.stop = &StopFlag();
   if (!common.quiet) {
     options.progress = stderr;
     options.tty = ::isatty(STDERR_FILENO) != 0;
   }
-  struct sigaction action {};
-  action.sa_handler = ParityCollectOnInterrupt;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
   auto run = collect::RunCollect(*plan, options);

@@ -11,15 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace parity {
 
 struct ProcessSpec {
   std::vector<std::string> argv;           ///< argv[0] is looked up in PATH
   std::map<std::string, std::string> env;  ///< set on top of this process's environment
-  std::string cwd;                         ///< "" = this process's
-  std::string log_path;                    ///< stdout and stderr appended here; "" = /dev/null
-  std::optional<double> timeout;           ///< seconds
-  double stop_grace = 5.0;                 ///< seconds between SIGTERM and SIGKILL when stopping it
+  /// Variables of this process's environment whose names start with this are not passed on.
+  std::string env_unset_prefix;
+  std::string cwd;                ///< "" = this process's
+  std::string log_path;           ///< stdout and stderr appended here; "" = /dev/null
+  std::optional<double> timeout;  ///< seconds
+  double stop_grace = 5.0;        ///< seconds between SIGTERM and SIGKILL when stopping it
   /// Called with the child's pid (also its process group) once it has started.
   std::function<void(int)> on_start;
 };
@@ -41,6 +45,23 @@ struct ProcessResult {
 /// and SIGKILL should this process die first. When the time limit passes or *stop becomes true,
 /// the group gets SIGTERM, then SIGKILL after stop_grace.
 ProcessResult RunProcess(const ProcessSpec& spec, const std::atomic<bool>* stop);
+
+/// A child StartProcess started: the caller reads its output, writes its input, reaps it
+/// (waitpid) and closes the descriptors.
+struct StartedProcess {
+  int pid = -1;        ///< also its process group
+  int stdin_fd = -1;   ///< the write end of its stdin; -1 when its stdin is /dev/null
+  int stdout_fd = -1;  ///< the read ends of its stdout and stderr
+  int stderr_fd = -1;
+};
+
+/// Starts the command with its stdout and stderr on pipes, and with `stdin_pipe` its stdin
+/// too (else /dev/null); the ends here are non-blocking. The child gets its own process
+/// group and SIGKILL should this process die first; log_path, timeout, stop_grace and
+/// on_start are not used. A command that cannot be run still starts: the child writes
+/// "parity: error: cannot run <argv[0]>: <reason>" to its stderr and exits with 127. Fails
+/// only when pipes or the fork do.
+Result<StartedProcess> StartProcess(const ProcessSpec& spec, bool stdin_pipe);
 
 /// The last `max_bytes` of a log file, for metrics and messages ("" when unreadable).
 std::string LogTail(const std::string& path, std::size_t max_bytes);

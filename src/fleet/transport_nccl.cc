@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The NCCL and RCCL transport: the collectives on a backend's device buffers, with NCCL's C ABI
 // (RCCL has the same names) loaded by dlopen. The communicator's unique id travels over MPI.
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "bench/backend.h"
+#include "core/dynlib.h"
 #include "fleet/mpi_session.h"
 #include "fleet/transport.h"
 
@@ -42,13 +42,6 @@ struct NcclApi {
   NcclResult (*GroupStart)();
   NcclResult (*GroupEnd)();
 };
-
-template <typename F>
-bool Resolve(void* lib, const char* name, F* out, std::string* missing) {
-  *out = reinterpret_cast<F>(::dlsym(lib, name));
-  if (*out == nullptr && missing->empty()) *missing = name;
-  return *out != nullptr;
-}
 
 class NcclTransport final : public Transport {
  public:
@@ -241,35 +234,35 @@ Result<std::unique_ptr<Transport>> MakeNcclTransport(const MpiSession& session,
                                                      const std::string& library) {
   // Every rank loads the library; all of them agree before any calls a collective.
   std::string problem;
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  Result<void*> lib = OpenLibrary(library);
   NcclApi api{};
-  if (lib == nullptr) {
-    const char* why = ::dlerror();
-    problem = why != nullptr ? std::string(why) : fmt::format("{}: cannot be loaded", library);
+  if (!lib.ok()) {
+    problem = lib.status().message();
   } else {
-    std::string missing;
-    Resolve(lib, "ncclGetVersion", &api.GetVersion, &missing);
-    Resolve(lib, "ncclGetErrorString", &api.GetErrorString, &missing);
-    Resolve(lib, "ncclGetUniqueId", &api.GetUniqueId, &missing);
-    Resolve(lib, "ncclCommInitRank", &api.CommInitRank, &missing);
-    Resolve(lib, "ncclCommDestroy", &api.CommDestroy, &missing);
-    Resolve(lib, "ncclAllReduce", &api.AllReduce, &missing);
-    Resolve(lib, "ncclAllGather", &api.AllGather, &missing);
-    Resolve(lib, "ncclReduceScatter", &api.ReduceScatter, &missing);
-    Resolve(lib, "ncclBroadcast", &api.Broadcast, &missing);
-    Resolve(lib, "ncclSend", &api.Send, &missing);
-    Resolve(lib, "ncclRecv", &api.Recv, &missing);
-    Resolve(lib, "ncclGroupStart", &api.GroupStart, &missing);
-    Resolve(lib, "ncclGroupEnd", &api.GroupEnd, &missing);
-    if (!missing.empty())
-      problem = fmt::format("{}: has no {} (NCCL 2.7 or later has)", library, missing);
+    SymbolResolver symbols(*lib, library);
+    symbols.Require({"ncclGetVersion"}, &api.GetVersion);
+    symbols.Require({"ncclGetErrorString"}, &api.GetErrorString);
+    symbols.Require({"ncclGetUniqueId"}, &api.GetUniqueId);
+    symbols.Require({"ncclCommInitRank"}, &api.CommInitRank);
+    symbols.Require({"ncclCommDestroy"}, &api.CommDestroy);
+    symbols.Require({"ncclAllReduce"}, &api.AllReduce);
+    symbols.Require({"ncclAllGather"}, &api.AllGather);
+    symbols.Require({"ncclReduceScatter"}, &api.ReduceScatter);
+    symbols.Require({"ncclBroadcast"}, &api.Broadcast);
+    symbols.Require({"ncclSend"}, &api.Send);
+    symbols.Require({"ncclRecv"}, &api.Recv);
+    symbols.Require({"ncclGroupStart"}, &api.GroupStart);
+    symbols.Require({"ncclGroupEnd"}, &api.GroupEnd);
+    if (!symbols.missing().empty()) {
+      problem = fmt::format("{}: has no {} (NCCL 2.7 or later has)", library, symbols.missing());
+    }
   }
   const std::vector<std::string> problems =
       session.GatherAll(problem.empty() ? "" : fmt::format("rank {}: {}", session.rank(), problem));
   for (const std::string& p : problems) {
     if (!p.empty()) return Status::Unavailable(p);
   }
-  auto t = std::make_unique<NcclTransport>(std::string(transport), lib, api, backend,
+  auto t = std::make_unique<NcclTransport>(std::string(transport), *lib, api, backend,
                                            session.rank(), session.size());
   PARITY_RETURN_IF_ERROR(t->Init(session));
   return std::unique_ptr<Transport>(std::move(t));

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -13,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/interrupt.h"
 #include "core/spellcheck.h"
 #include "monitor/alert_exec.h"
 #include "monitor/exporter.h"
@@ -25,37 +25,23 @@ namespace {
 /// reading's own labels. Cheaper to compare than the full label set with uuid and model.
 using Key = std::tuple<int, std::string, Labels>;
 
-std::atomic<bool> g_stop{false};
-
-extern "C" void OnStopSignal(int /*signal*/) { g_stop.store(true); }
-
-/// SIGINT/SIGTERM set a flag the loop checks, for as long as this object lives; SIGPIPE is
-/// ignored (an alert program or a scraper that went away is an error to report, not a death).
+/// SIGINT/SIGTERM set the stop flag the loop checks, for as long as this object lives;
+/// SIGPIPE is ignored (an alert program or a scraper that went away is an error to report,
+/// not a death).
 class SignalScope {
  public:
   SignalScope() {
-    g_stop.store(false);
-    struct sigaction action {};
-    action.sa_handler = OnStopSignal;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &old_int_);
-    ::sigaction(SIGTERM, &action, &old_term_);
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     ::sigaction(SIGPIPE, &ignore, &old_pipe_);
   }
-  ~SignalScope() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
-  }
+  ~SignalScope() { ::sigaction(SIGPIPE, &old_pipe_, nullptr); }
   SignalScope(const SignalScope&) = delete;
   SignalScope& operator=(const SignalScope&) = delete;
 
  private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
+  ScopedStopFlag stop_;
   struct sigaction old_pipe_ {};
 };
 
@@ -70,7 +56,7 @@ double UnixSeconds() {
 /// Sleeps until `deadline` (steady seconds) or a stop signal, in steps short enough to stop
 /// promptly.
 void SleepUntil(double deadline) {
-  while (!g_stop.load()) {
+  while (!StopRequested()) {
     const double left = deadline - SteadySeconds();
     if (left <= 0) return;
     std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, 0.05)));
@@ -316,7 +302,7 @@ Result<MonitorRun> RunMonitor(Sampler& sampler, RuleEngine& rules, const Monitor
     SleepUntil(start + std::min(options.interval_seconds, 0.25));
   }
   double next = SteadySeconds();
-  while (!g_stop.load()) {
+  while (!StopRequested()) {
     const double now = SteadySeconds();
     Sample sample = sampler.Take(UnixSeconds(), now);
     const std::vector<Alert> alerts = rules.Evaluate(sample);
@@ -381,7 +367,7 @@ Result<MonitorRun> RunMonitor(Sampler& sampler, RuleEngine& rules, const Monitor
     if (options.duration_seconds) next = std::min(next, start + *options.duration_seconds);
     SleepUntil(next);  // the last sample falls at the end of --duration
   }
-  run.interrupted = g_stop.load();
+  run.interrupted = StopRequested();
   run.seconds = SteadySeconds() - start;
   if (runner) {
     for (const std::string& problem : runner->Finish(5.0)) report(problem);

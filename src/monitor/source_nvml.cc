@@ -9,13 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <map>
 #include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "core/dynlib.h"
 #include "monitor/nvml_api.h"
 
 namespace parity::monitor {
@@ -107,20 +107,6 @@ struct Api {
   nvml::EventSetFreeFn event_set_free = nullptr;
 };
 
-/// Points `*out` at the first of `names` that `library` exports; returns that name, or
-/// nullptr (and `*out` null) when it exports none of them.
-template <typename Fn>
-const char* Resolve(void* library, std::initializer_list<const char*> names, Fn* out) {
-  *out = nullptr;
-  for (const char* name : names) {
-    if (void* symbol = dlsym(library, name); symbol != nullptr) {
-      *out = reinterpret_cast<Fn>(symbol);
-      return name;
-    }
-  }
-  return nullptr;
-}
-
 /// Parses one hexadecimal field of a bus id ending at `end` (or at the end of `text`).
 bool ParseHexField(std::string_view* text, char end, std::size_t max_digits, unsigned int* out) {
   const std::size_t length = end == '\0' ? text->size() : text->find(end);
@@ -192,10 +178,6 @@ class NvmlTelemetrySource final : public TelemetrySource {
  private:
   Status OpenLibrary();
   Status ResolveSymbols();
-  /// Resolve() for a call the source can't do without: kUnavailable naming every one of
-  /// `names` when the library has none. `*resolved` (unless null) is the name found.
-  template <typename Fn>
-  Status Require(std::initializer_list<const char*> names, Fn* out, const char** resolved);
   void RegisterXidEvents();
   DeviceInfo Describe(nvml::Device device);
   void DrainEvents();
@@ -227,12 +209,7 @@ Status NvmlTelemetrySource::Open() {
 }
 
 Status NvmlTelemetrySource::OpenLibrary() {
-  dlerror();
-  handle_ = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle_ == nullptr) {
-    const char* error = dlerror();
-    return Status::Unavailable(error != nullptr ? error : library_ + ": cannot load");
-  }
+  PARITY_ASSIGN_OR_RETURN(handle_, parity::OpenLibrary(library_));
   PARITY_RETURN_IF_ERROR(ResolveSymbols());
 
   const Return init = api_.init();
@@ -264,52 +241,41 @@ Status NvmlTelemetrySource::OpenLibrary() {
 }
 
 Status NvmlTelemetrySource::ResolveSymbols() {
-  PARITY_RETURN_IF_ERROR(Require({"nvmlInit_v2", "nvmlInit"}, &api_.init, &init_name_));
-  PARITY_RETURN_IF_ERROR(Require({"nvmlShutdown"}, &api_.shutdown, nullptr));
-  PARITY_RETURN_IF_ERROR(
-      Require({"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, &api_.get_count, &count_name_));
-  PARITY_RETURN_IF_ERROR(Require({"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
-                                 &api_.get_handle, &handle_name_));
+  SymbolResolver symbols(handle_, library_);
+  init_name_ = symbols.Require({"nvmlInit_v2", "nvmlInit"}, &api_.init);
+  symbols.Require({"nvmlShutdown"}, &api_.shutdown);
+  count_name_ = symbols.Require({"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, &api_.get_count);
+  handle_name_ = symbols.Require({"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
+                                 &api_.get_handle);
+  PARITY_RETURN_IF_ERROR(symbols.status());
 
-  void* h = handle_;
-  Resolve(h, {"nvmlErrorString"}, &api_.error_string);
-  Resolve(h, {"nvmlDeviceGetName"}, &api_.get_name);
-  Resolve(h, {"nvmlDeviceGetUUID"}, &api_.get_uuid);
-  Resolve(h, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"},
-          &api_.get_pci_info);
-  Resolve(h, {"nvmlDeviceGetPowerUsage"}, &api_.get_power_usage);
-  Resolve(h, {"nvmlDeviceGetEnforcedPowerLimit"}, &api_.get_enforced_power_limit);
-  Resolve(h, {"nvmlDeviceGetPcieReplayCounter"}, &api_.get_pcie_replay_counter);
-  Resolve(h, {"nvmlDeviceGetCurrPcieLinkGeneration"}, &api_.get_pcie_link_generation);
-  Resolve(h, {"nvmlDeviceGetCurrPcieLinkWidth"}, &api_.get_pcie_link_width);
-  Resolve(h, {"nvmlDeviceGetTemperature"}, &api_.get_temperature);
-  Resolve(h, {"nvmlDeviceGetTemperatureThreshold"}, &api_.get_temperature_threshold);
-  Resolve(h, {"nvmlDeviceGetClockInfo"}, &api_.get_clock_info);
-  Resolve(h, {"nvmlDeviceGetUtilizationRates"}, &api_.get_utilization);
-  Resolve(h, {"nvmlDeviceGetMemoryInfo"}, &api_.get_memory_info);
-  Resolve(h, {"nvmlDeviceGetTotalEccErrors"}, &api_.get_total_ecc_errors);
-  Resolve(h, {"nvmlDeviceGetMemoryErrorCounter"}, &api_.get_memory_error_counter);
-  Resolve(h, {"nvmlDeviceGetRetiredPages"}, &api_.get_retired_pages);
-  Resolve(h, {"nvmlDeviceGetRemappedRows"}, &api_.get_remapped_rows);
-  Resolve(h,
-          {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
-          &api_.get_clocks_event_reasons);
-  Resolve(h, {"nvmlEventSetCreate"}, &api_.event_set_create);
-  Resolve(h, {"nvmlDeviceRegisterEvents"}, &api_.register_events);
-  Resolve(h, {"nvmlEventSetWait_v2", "nvmlEventSetWait"}, &api_.event_set_wait);
-  Resolve(h, {"nvmlEventSetFree"}, &api_.event_set_free);
+  symbols.Optional({"nvmlErrorString"}, &api_.error_string);
+  symbols.Optional({"nvmlDeviceGetName"}, &api_.get_name);
+  symbols.Optional({"nvmlDeviceGetUUID"}, &api_.get_uuid);
+  symbols.Optional({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"},
+                   &api_.get_pci_info);
+  symbols.Optional({"nvmlDeviceGetPowerUsage"}, &api_.get_power_usage);
+  symbols.Optional({"nvmlDeviceGetEnforcedPowerLimit"}, &api_.get_enforced_power_limit);
+  symbols.Optional({"nvmlDeviceGetPcieReplayCounter"}, &api_.get_pcie_replay_counter);
+  symbols.Optional({"nvmlDeviceGetCurrPcieLinkGeneration"}, &api_.get_pcie_link_generation);
+  symbols.Optional({"nvmlDeviceGetCurrPcieLinkWidth"}, &api_.get_pcie_link_width);
+  symbols.Optional({"nvmlDeviceGetTemperature"}, &api_.get_temperature);
+  symbols.Optional({"nvmlDeviceGetTemperatureThreshold"}, &api_.get_temperature_threshold);
+  symbols.Optional({"nvmlDeviceGetClockInfo"}, &api_.get_clock_info);
+  symbols.Optional({"nvmlDeviceGetUtilizationRates"}, &api_.get_utilization);
+  symbols.Optional({"nvmlDeviceGetMemoryInfo"}, &api_.get_memory_info);
+  symbols.Optional({"nvmlDeviceGetTotalEccErrors"}, &api_.get_total_ecc_errors);
+  symbols.Optional({"nvmlDeviceGetMemoryErrorCounter"}, &api_.get_memory_error_counter);
+  symbols.Optional({"nvmlDeviceGetRetiredPages"}, &api_.get_retired_pages);
+  symbols.Optional({"nvmlDeviceGetRemappedRows"}, &api_.get_remapped_rows);
+  symbols.Optional(
+      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+      &api_.get_clocks_event_reasons);
+  symbols.Optional({"nvmlEventSetCreate"}, &api_.event_set_create);
+  symbols.Optional({"nvmlDeviceRegisterEvents"}, &api_.register_events);
+  symbols.Optional({"nvmlEventSetWait_v2", "nvmlEventSetWait"}, &api_.event_set_wait);
+  symbols.Optional({"nvmlEventSetFree"}, &api_.event_set_free);
   return Status::Ok();
-}
-
-template <typename Fn>
-Status NvmlTelemetrySource::Require(std::initializer_list<const char*> names, Fn* out,
-                                    const char** resolved) {
-  const char* name = Resolve(handle_, names, out);
-  if (resolved != nullptr) *resolved = name;
-  if (name != nullptr) return Status::Ok();
-  std::string all;
-  for (const char* candidate : names) all += (all.empty() ? "" : " and ") + std::string(candidate);
-  return Status::Unavailable(library_ + ": lacks " + all);
 }
 
 DeviceInfo NvmlTelemetrySource::Describe(nvml::Device device) {

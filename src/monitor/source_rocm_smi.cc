@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/dynlib.h"
 #include "monitor/rocm_smi_api.h"
 
 namespace parity::monitor {
@@ -69,11 +70,6 @@ struct Api {
   rsmi::DevEccEnabledGetFn ecc_enabled = nullptr;
   rsmi::DevEccCountGetFn ecc_count = nullptr;
 };
-
-template <typename Fn>
-void Resolve(void* library, const char* name, Fn* out) {
-  *out = reinterpret_cast<Fn>(dlsym(library, name));
-}
 
 struct TemperatureSensor {
   rsmi::TemperatureType type;
@@ -214,12 +210,10 @@ Status RocmSmiSource::Open() {
   }
   std::string tried;
   for (const std::string& candidate : candidates) {
-    dlerror();
-    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    Result<void*> handle = OpenLibrary(candidate);
     // A library that loads is the answer, whatever it then says; only a missing one is skipped.
-    if (handle != nullptr) return Start(handle, candidate);
-    const char* error = dlerror();
-    tried += (tried.empty() ? "" : "; ") + (error != nullptr ? error : candidate + ": cannot load");
+    if (handle.ok()) return Start(*handle, candidate);
+    tried += (tried.empty() ? "" : "; ") + handle.status().message();
   }
   if (candidates.size() == 1) return Status::Unavailable(tried);
   return Status::Unavailable("ROCm SMI not found (" + tried + ")");
@@ -227,35 +221,31 @@ Status RocmSmiSource::Open() {
 
 Status RocmSmiSource::Start(void* handle, const std::string& path) {
   handle_ = handle;
-  Resolve(handle, "rsmi_init", &api_.init);
-  Resolve(handle, "rsmi_shut_down", &api_.shut_down);
-  Resolve(handle, "rsmi_num_monitor_devices", &api_.num_monitor_devices);
-  const char* missing = api_.init == nullptr                  ? "rsmi_init"
-                        : api_.shut_down == nullptr           ? "rsmi_shut_down"
-                        : api_.num_monitor_devices == nullptr ? "rsmi_num_monitor_devices"
-                                                              : nullptr;
-  if (missing != nullptr) {
-    Status status = Status::Unavailable(path + ": lacks " + missing);
+  SymbolResolver symbols(handle, path);
+  symbols.Require({"rsmi_init"}, &api_.init);
+  symbols.Require({"rsmi_shut_down"}, &api_.shut_down);
+  symbols.Require({"rsmi_num_monitor_devices"}, &api_.num_monitor_devices);
+  if (Status status = symbols.status(); !status.ok()) {
     Close();
     return status;
   }
-  Resolve(handle, "rsmi_status_string", &api_.status_string);
-  Resolve(handle, "rsmi_dev_name_get", &api_.name);
-  Resolve(handle, "rsmi_dev_brand_get", &api_.brand);
-  Resolve(handle, "rsmi_dev_unique_id_get", &api_.unique_id);
-  Resolve(handle, "rsmi_dev_pci_id_get", &api_.pci_id);
-  Resolve(handle, "rsmi_dev_pci_bandwidth_get", &api_.pci_bandwidth);
-  Resolve(handle, "rsmi_dev_pci_replay_counter_get", &api_.pci_replay_counter);
-  Resolve(handle, "rsmi_dev_power_ave_get", &api_.power_ave);
-  Resolve(handle, "rsmi_dev_power_cap_get", &api_.power_cap);
-  Resolve(handle, "rsmi_dev_memory_total_get", &api_.memory_total);
-  Resolve(handle, "rsmi_dev_memory_usage_get", &api_.memory_usage);
-  Resolve(handle, "rsmi_dev_memory_reserved_pages_get", &api_.reserved_pages);
-  Resolve(handle, "rsmi_dev_temp_metric_get", &api_.temp_metric);
-  Resolve(handle, "rsmi_dev_busy_percent_get", &api_.busy_percent);
-  Resolve(handle, "rsmi_dev_gpu_clk_freq_get", &api_.gpu_clk_freq);
-  Resolve(handle, "rsmi_dev_ecc_enabled_get", &api_.ecc_enabled);
-  Resolve(handle, "rsmi_dev_ecc_count_get", &api_.ecc_count);
+  symbols.Optional({"rsmi_status_string"}, &api_.status_string);
+  symbols.Optional({"rsmi_dev_name_get"}, &api_.name);
+  symbols.Optional({"rsmi_dev_brand_get"}, &api_.brand);
+  symbols.Optional({"rsmi_dev_unique_id_get"}, &api_.unique_id);
+  symbols.Optional({"rsmi_dev_pci_id_get"}, &api_.pci_id);
+  symbols.Optional({"rsmi_dev_pci_bandwidth_get"}, &api_.pci_bandwidth);
+  symbols.Optional({"rsmi_dev_pci_replay_counter_get"}, &api_.pci_replay_counter);
+  symbols.Optional({"rsmi_dev_power_ave_get"}, &api_.power_ave);
+  symbols.Optional({"rsmi_dev_power_cap_get"}, &api_.power_cap);
+  symbols.Optional({"rsmi_dev_memory_total_get"}, &api_.memory_total);
+  symbols.Optional({"rsmi_dev_memory_usage_get"}, &api_.memory_usage);
+  symbols.Optional({"rsmi_dev_memory_reserved_pages_get"}, &api_.reserved_pages);
+  symbols.Optional({"rsmi_dev_temp_metric_get"}, &api_.temp_metric);
+  symbols.Optional({"rsmi_dev_busy_percent_get"}, &api_.busy_percent);
+  symbols.Optional({"rsmi_dev_gpu_clk_freq_get"}, &api_.gpu_clk_freq);
+  symbols.Optional({"rsmi_dev_ecc_enabled_get"}, &api_.ecc_enabled);
+  symbols.Optional({"rsmi_dev_ecc_count_get"}, &api_.ecc_count);
 
   // ROCm SMI prints its own diagnostics to stderr when it finds no GPU ("Failed to open drm
   // root directory", "Exception caught: rsmi_init."); the status says the same, once, in

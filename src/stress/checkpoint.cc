@@ -206,4 +206,24 @@ void PruneCheckpoints(const std::string& dir, std::size_t keep) {
   for (std::size_t i = 0; i + keep < files.size(); ++i) ::unlink(files[i].c_str());
 }
 
+Status MakeDirectories(const std::string& path) {
+  std::string partial;
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const std::size_t slash = path.find('/', pos);
+    partial = path.substr(0, slash);
+    pos = slash == std::string::npos ? path.size() + 1 : slash + 1;
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::Invalid(path,
+                             fmt::format("cannot create directory: {}", std::strerror(errno)));
+    }
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::Invalid(path, "not a directory");
+  }
+  return Status::Ok();
+}
+
 }  // namespace parity::stress

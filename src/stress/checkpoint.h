@@ -51,6 +51,10 @@ std::vector<std::string> ListCheckpoints(const std::string& dir);
 /// Removes all but the newest `keep` checkpoint files of `dir`.
 void PruneCheckpoints(const std::string& dir, std::size_t keep);
 
+/// Creates a directory and its parents, as `mkdir -p` does. kInvalidInput naming it when
+/// one can't be created or it is not a directory.
+Status MakeDirectories(const std::string& path);
+
 }  // namespace parity::stress
 
 #endif  // PARITY_STRESS_CHECKPOINT_H_

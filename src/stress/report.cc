@@ -39,6 +39,40 @@ double Throughput(const StressRun& run) {
 
 }  // namespace
 
+std::vector<std::string> FailReasons(const StressRun& run, const StressOptions& options) {
+  std::vector<std::string> reasons;
+  for (const WorkerSummary& worker : run.workers) {
+    if (worker.state == "failed") {
+      reasons.push_back(fmt::format("worker {} failed: {}", worker.index, worker.failure));
+    } else if (options.steps && worker.steps < *options.steps && !run.interrupted &&
+               !options.duration) {
+      reasons.push_back(fmt::format("worker {} ended at step {} of {}", worker.index, worker.steps,
+                                    *options.steps));
+    }
+    if (worker.lost > 0) {
+      reasons.push_back(fmt::format("worker {}: {} steps lost", worker.index, worker.lost));
+    }
+    if (worker.duplicated > 0) {
+      reasons.push_back(
+          fmt::format("worker {}: {} steps done twice", worker.index, worker.duplicated));
+    }
+  }
+  if (run.sdc_count > 0) {
+    reasons.push_back(fmt::format("{} silent-data-corruption events", run.sdc_count));
+  }
+  std::int64_t unrecovered = 0;
+  for (const FaultRecord& record : run.faults) {
+    if (!record.recovered && !run.interrupted) ++unrecovered;
+  }
+  if (unrecovered > 0) reasons.push_back(fmt::format("{} faults not recovered", unrecovered));
+  std::int64_t fatal_alerts = 0;
+  for (const monitor::Alert& alert : run.alerts) {
+    if (alert.severity == monitor::Severity::kFatal && !alert.resolved) ++fatal_alerts;
+  }
+  if (fatal_alerts > 0) reasons.push_back(fmt::format("{} fatal rule alerts", fatal_alerts));
+  return reasons;
+}
+
 Json StressRunToJson(const StressRun& run, const StressOptions& options) {
   Json doc = Document("parity-stress", 1);
   doc["workload"] = options.workload;

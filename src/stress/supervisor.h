@@ -97,6 +97,11 @@ struct StressRun {
 Result<StressRun> RunStress(const StressOptions& options, monitor::Sampler* sampler,
                             monitor::RuleEngine* rules);
 
+/// Why the verdict of a finished run is fail (StressRun::reasons): a worker failed or ended
+/// short of --steps, steps lost or done twice, silent data corruption, faults not recovered,
+/// fatal rule alerts. Empty: pass.
+std::vector<std::string> FailReasons(const StressRun& run, const StressOptions& options);
+
 /// The --json document (format parity-stress, version 1).
 Json StressRunToJson(const StressRun& run, const StressOptions& options);
 

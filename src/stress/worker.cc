@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -16,15 +15,12 @@
 
 #include "bench/registry.h"
 #include "core/exit_code.h"
+#include "core/interrupt.h"
 #include "stress/checkpoint.h"
 #include "stress/workload.h"
 
 namespace parity::stress {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void ParityStressWorkerOnStop(int) { g_stop.store(true); }
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -128,8 +124,7 @@ void OomDrill(std::uint64_t limit) {
 }  // namespace
 
 int RunWorker(const WorkerOptions& options) {
-  std::signal(SIGTERM, ParityStressWorkerOnStop);
-  std::signal(SIGINT, ParityStressWorkerOnStop);
+  const ScopedStopFlag stop_flag;
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the write (EFBIG) instead of killing
   auto started = Start(options);
@@ -160,7 +155,7 @@ int RunWorker(const WorkerOptions& options) {
     (*line)["checkpoint"] = path;
     PruneCheckpoints(options.checkpoint_dir, options.checkpoints_kept);
   };
-  while (!g_stop.load() && (options.steps == 0 || step < options.steps)) {
+  while (!StopRequested() && (options.steps == 0 || step < options.steps)) {
     for (const Json& message : control.Poll()) {
       if (message.value("plant", "") == "sdc") {
         const std::uint64_t seed = message.value("seed", std::uint64_t{1});
@@ -191,7 +186,8 @@ int RunWorker(const WorkerOptions& options) {
       Emit(json);
     }
     const bool last = options.steps != 0 && step >= options.steps;
-    if (step % std::max<std::int64_t>(options.checkpoint_every, 1) == 0 || last || g_stop.load()) {
+    if (step % std::max<std::int64_t>(options.checkpoint_every, 1) == 0 || last ||
+        StopRequested()) {
       checkpoint(&line);
     }
     if (!Emit(line)) return kWorkerExitFailed;
@@ -204,14 +200,13 @@ int RunWorker(const WorkerOptions& options) {
 }
 
 Result<InlineRun> RunInline(const WorkerOptions& options, std::optional<double> duration) {
-  std::signal(SIGTERM, ParityStressWorkerOnStop);
-  std::signal(SIGINT, ParityStressWorkerOnStop);
+  const ScopedStopFlag stop_flag;
   PARITY_ASSIGN_OR_RETURN(Started started, Start(options));
   InlineRun run;
   run.unit = std::string(started.workload->work_unit());
   const double start = Now();
   double first_end = 0.0, last_end = 0.0;
-  while (!g_stop.load()) {
+  while (!StopRequested()) {
     PARITY_ASSIGN_OR_RETURN(StepResult result, started.workload->Step(run.steps + 1));
     ++run.steps;
     last_end = Now();
@@ -230,7 +225,7 @@ Result<InlineRun> RunInline(const WorkerOptions& options, std::optional<double> 
       if (duration && last_end - start >= *duration) break;
     }
   }
-  run.interrupted = g_stop.load();
+  run.interrupted = StopRequested();
   run.seconds = last_end - first_end;
   return run;
 }

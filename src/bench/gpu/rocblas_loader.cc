@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench/gpu/rocblas_loader.h"
 
-#include <dlfcn.h>
-
 #include <array>
 #include <cstdlib>
 #include <string_view>
 
 #include "bench/gpu/gemm_args.h"
+#include "core/dynlib.h"
 
 namespace parity::bench::gpu {
 namespace rocblas {
@@ -36,13 +35,6 @@ std::string StatusName(Status status) {
 }  // namespace rocblas
 
 namespace {
-
-template <typename Fn>
-bool Resolve(void* library, const char* name, Fn* out, std::string* missing) {
-  *out = reinterpret_cast<Fn>(dlsym(library, name));
-  if (*out == nullptr && missing->empty()) *missing = name;
-  return *out != nullptr;
-}
 
 parity::Status Check(rocblas::Status status, std::string_view call) {
   if (status == rocblas::kSuccess) return parity::Status::Ok();
@@ -75,30 +67,27 @@ Result<std::shared_ptr<RocblasLibrary>> RocblasLibrary::Load() {
 
 Result<std::shared_ptr<RocblasLibrary>> RocblasLibrary::LoadFrom(const std::string& path) {
   // Kept loaded for the life of the process, as the plugins are: handles outlive any scope.
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* error = dlerror();
-    return parity::Status::Unavailable(error != nullptr ? error : path + ": cannot load");
-  }
+  Result<void*> opened = parity::OpenLibrary(path);
+  if (!opened.ok()) return opened.status();
   auto lib = std::make_shared<RocblasLibrary>();
-  lib->library_ = library;
+  lib->library_ = *opened;
   lib->path_ = path;
-  std::string missing;
-  Resolve(library, "rocblas_create_handle", &lib->create_, &missing);
-  Resolve(library, "rocblas_destroy_handle", &lib->destroy_, &missing);
-  Resolve(library, "rocblas_set_stream", &lib->set_stream_, &missing);
-  Resolve(library, "rocblas_sgemm", &lib->sgemm_, &missing);
-  Resolve(library, "rocblas_dgemm", &lib->dgemm_, &missing);
-  Resolve(library, "rocblas_gemm_ex", &lib->gemm_ex_, &missing);
-  if (!missing.empty()) {
-    return parity::Status::Unavailable(path + " lacks " + missing + ", which parity calls");
+  parity::SymbolResolver symbols(*opened, path);
+  symbols.Require({"rocblas_create_handle"}, &lib->create_);
+  symbols.Require({"rocblas_destroy_handle"}, &lib->destroy_);
+  symbols.Require({"rocblas_set_stream"}, &lib->set_stream_);
+  symbols.Require({"rocblas_sgemm"}, &lib->sgemm_);
+  symbols.Require({"rocblas_dgemm"}, &lib->dgemm_);
+  symbols.Require({"rocblas_gemm_ex"}, &lib->gemm_ex_);
+  if (!symbols.missing().empty()) {
+    return parity::Status::Unavailable(path + " lacks " + symbols.missing() +
+                                       ", which parity calls");
   }
   VersionSizeFn version_size = nullptr;
   VersionFn version = nullptr;
-  std::string ignored;
   std::size_t size = 0;
-  if (Resolve(library, "rocblas_get_version_string_size", &version_size, &ignored) &&
-      Resolve(library, "rocblas_get_version_string", &version, &ignored) &&
+  if (symbols.Optional({"rocblas_get_version_string_size"}, &version_size) != nullptr &&
+      symbols.Optional({"rocblas_get_version_string"}, &version) != nullptr &&
       version_size(&size) == rocblas::kSuccess && size > 0 && size < 4096) {
     std::string text(size, '\0');
     if (version(text.data(), size) == rocblas::kSuccess) {
