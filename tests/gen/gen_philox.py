@@ -197,7 +197,8 @@ def curand_streams(cxx, tmp):
         names = ", ".join(f'"{c}"' for c in calls)
         body.append(f"  {{ const char* const c[] = {{{names}}}; "
                     f"Run({seed}ULL, {sub}ULL, {offset}ULL, c, {len(calls)}); }}")
-    out = build_and_run(cxx, CURAND_PROGRAM.replace("@BODY@", "\n".join(body)), [f"-I{include}"], tmp, "curand")
+    source = CURAND_PROGRAM.replace("@BODY@", "\n".join(body))
+    out = build_and_run(cxx, source, [f"-I{include}"], tmp, "curand")
     streams, current = [], None
     for line in out.splitlines():
         words = line.split()
