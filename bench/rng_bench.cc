@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Philox generation rate on the CPU: cuRAND's device stream as `parity rng philox` draws it
-// (one CurandPhilox state, values in order), per distribution.
+// (one CurandPhilox state, values in order), per distribution; and the Kolmogorov
+// distribution's sf and cdf at large n (rng/ks.h), which `parity rng check` evaluates.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdint>
 
+#include "rng/ks.h"
 #include "rng/philox.h"
 
 #ifdef PARITY_HAVE_CURAND
@@ -73,6 +76,27 @@ void BM_PhiloxNormalDouble(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 4096);
 }
 BENCHMARK(BM_PhiloxNormalDouble);
+
+// KolmogorovSf and KolmogorovCdf at n = 1e6, 5e7 and 1e8 over n d^2 in [0.01, 100]: the
+// one-sided sum is O(n) up to n = 1e6 and O(1) beyond. Their values are checked by
+// tests/rng/ks_test.cc (LargeNSfAndCdfAreComplementary and the scipy cases).
+void BM_KolmogorovLargeN(benchmark::State& state) {
+  const auto n = static_cast<int64_t>(state.range(0));
+  double sink = 0;
+  for (auto _ : state) {
+    for (const double c : {0.01, 0.5, 1.0, 2.2, 5.0, 17.0, 100.0}) {
+      const double d = std::sqrt(c / static_cast<double>(n));
+      sink += parity::KolmogorovSf(d, n) + parity::KolmogorovCdf(d, n);
+    }
+    benchmark::DoNotOptimize(sink);
+  }
+  state.SetItemsProcessed(state.iterations() * 7);
+}
+BENCHMARK(BM_KolmogorovLargeN)
+    ->Arg(1000000)
+    ->Arg(50000000)
+    ->Arg(100000000)
+    ->Unit(benchmark::kMillisecond);
 
 #ifdef PARITY_HAVE_CURAND
 // The peer: cuRAND's own host generator (CPU), 1 MiB of values per call.

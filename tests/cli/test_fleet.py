@@ -66,8 +66,8 @@ def load(path):
         return json.load(f)
 
 
-def parity(*args, timeout=120):
-    return subprocess.run([BIN] + list(args), capture_output=True, text=True, env=ENV,
+def parity(*args, timeout=120, env=None):
+    return subprocess.run([BIN] + list(args), capture_output=True, text=True, env=env or ENV,
                           timeout=timeout)
 
 
@@ -162,11 +162,14 @@ class CollectiveSuite(unittest.TestCase):
             self.assertGreater(r["median"], 0)
 
     def test_one_rank_is_skipped_with_a_reason(self):
+        # Without mpirun: a singleton, one rank, on this class's transport.
         out = os.path.join(self.tmp.name, "one.json")
-        p = parity("bench", "--suite", "collective", "--json", out)
+        p = parity("bench", "--suite", "collective", "--json", out, *self.EXTRA, env=self.ENV)
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("every benchmark was skipped", p.stderr)
         doc = load(out)
         self.assertEqual(len(doc["results"]), 6)
+        self.assertEqual({r["benchmark"].split(".", 1)[1] for r in doc["results"]}, set(FACTORS))
         for r in doc["results"]:
             self.assertEqual(r["status"], "skipped")
             self.assertIn("one rank", r["reason"])
@@ -207,8 +210,15 @@ class NcclTransport(CollectiveSuite):
     TRANSPORT = "nccl"
     EXTRA = ["--backend", "fake"]
 
-    def test_one_rank_is_skipped_with_a_reason(self):
-        pass  # the same code as on MPI: covered there
+    def test_one_rank_opens_the_nccl_library(self):
+        # The one-rank run above goes through the NCCL transport: a communicator that cannot
+        # be made fails it (exit 3), where the MPI transport would have skipped.
+        out = os.path.join(self.tmp.name, "one.json")
+        p = parity("bench", "--suite", "collective", "--json", out, *self.EXTRA,
+                   env=dict(self.ENV, FAKE_NCCL_FAIL="init"))
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("ncclCommInitRank returned 2 (unhandled system error (fake))", p.stderr)
+        self.assertNotIn("every benchmark was skipped", p.stderr)
 
     def test_bad_input(self):
         cases = [

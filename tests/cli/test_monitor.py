@@ -303,6 +303,41 @@ class Running(unittest.TestCase):
         with open(path, "w") as f:
             f.write(text)
 
+    @staticmethod
+    def recorded(record):
+        """The complete lines of the monitor's --record file so far (flushed every sample; a
+        last line without its newline is still being written)."""
+        try:
+            with open(record) as f:
+                text = f.read()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.split("\n")[:-1] if line]
+
+    def wait_for(self, proc, what, condition, deadline=60.0):
+        """Polls condition() until it holds, and fails when the monitor exits first or the
+        (generous) deadline passes: no fixed sleep that a loaded machine can outrun."""
+        end = time.monotonic() + deadline
+        while True:
+            got = condition()
+            if got:
+                return got
+            if proc.poll() is not None:
+                out, err = proc.communicate()
+                self.fail(f"the monitor exited ({proc.returncode}) before {what}: {err}")
+            self.assertLess(time.monotonic(), end, f"not within {deadline} s: {what}")
+            time.sleep(0.02)
+
+    def samples_and_alerts(self, record):
+        lines = self.recorded(record)
+        return ([x for x in lines if x["kind"] == "sample"],
+                [x for x in lines if x["kind"] == "alert" and not x["resolved"]])
+
+    @staticmethod
+    def junction(sample, device=0):
+        return [m["value"] for m in sample["devices"][device]["metrics"]
+                if m["name"] == "gpu_temperature_celsius" and m["labels"]["sensor"] == "junction"]
+
     def test_threshold_for_n_samples_fires_once_per_episode(self):
         rules = os.path.join(self.tmp, "rules.yaml")
         self.write(rules, "- name: hot\n  metric: gpu_temperature_celsius\n"
@@ -311,19 +346,26 @@ class Running(unittest.TestCase):
         record = os.path.join(self.tmp, "record.jsonl")
         got = os.path.join(self.tmp, "alert.json")
         hook = f"{sys.executable} -c \"import sys; open('{got}', 'a').write(sys.stdin.read())\""
+        # Each change waits for what the monitor recorded; --duration only has to outlast
+        # them on a loaded machine (the exit status, 1, needs the run to end by itself).
         proc = subprocess.Popen(
-            [BIN, "monitor", "--interval", "0.1", "--duration", "3", "--source", "amdgpu",
+            [BIN, "monitor", "--interval", "0.1", "--duration", "8", "--source", "amdgpu",
              "--rules", rules, "--record", record, "--alert-exec", hook, "--json",
              os.path.join(self.tmp, "summary.json"), "-q", *roots(self.tree)],
             env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         temp = self.hwmon_file(0, "temp2_input")
-        time.sleep(0.6)
+        self.wait_for(proc, "3 cool samples recorded",
+                      lambda: len(self.samples_and_alerts(record)[0]) >= 3)
         self.write(temp, "95000\n")   # hot: an episode starts
-        time.sleep(1.0)
+        self.wait_for(proc, "the first alert",
+                      lambda: len(self.samples_and_alerts(record)[1]) >= 1)
         self.write(temp, "50000\n")   # cool
-        time.sleep(0.6)
+        self.wait_for(proc, "a cool sample after the first alert",
+                      lambda: self.junction(self.samples_and_alerts(record)[0][-1]) == [50.0])
         self.write(temp, "96000\n")   # hot again: a second episode
-        out, err = proc.communicate(timeout=30)
+        self.wait_for(proc, "the second alert",
+                      lambda: len(self.samples_and_alerts(record)[1]) >= 2)
+        out, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, err)
         with open(record) as f:
             lines = [json.loads(line) for line in f]
@@ -358,13 +400,20 @@ class Running(unittest.TestCase):
 
     def test_new_uncorrectable_error_fires_the_default_rule(self):
         record = os.path.join(self.tmp, "record.jsonl")
+        # --duration only has to outlast the waits below (the exit status needs the run to
+        # end by itself).
         proc = subprocess.Popen(
-            [BIN, "monitor", "--interval", "0.1", "--duration", "2", "--source", "amdgpu",
+            [BIN, "monitor", "--interval", "0.1", "--duration", "5", "--source", "amdgpu",
              "--record", record, *roots(self.tree)],
             env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.8)
+        # The error is new only after a sample without it.
+        self.wait_for(proc, "2 samples recorded",
+                      lambda: len(self.samples_and_alerts(record)[0]) >= 2)
         self.write(self.card_file(1, "ras/umc_err_count"), "ue: 1\nce: 0\n")
-        out, err = proc.communicate(timeout=30)
+        self.wait_for(proc, "the uncorrectable_ecc alert",
+                      lambda: any(a["rule"] == "uncorrectable_ecc"
+                                  for a in self.samples_and_alerts(record)[1]))
+        out, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, err)
         self.assertIn("parity: alert: [fatal]", err)
         with open(record) as f:
@@ -380,11 +429,13 @@ class Running(unittest.TestCase):
 
     def test_interrupt_writes_the_summary_and_exits_130(self):
         summary = os.path.join(self.tmp, "summary.json")
+        record = os.path.join(self.tmp, "record.jsonl")
         proc = subprocess.Popen(
             [BIN, "monitor", "--interval", "0.1", "--source", "amdgpu,host", "--json", summary,
-             "-q", *roots(self.tree)], env=env_with(), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+             "--record", record, "-q", *roots(self.tree)], env=env_with(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.wait_for(proc, "3 samples recorded",
+                      lambda: len(self.samples_and_alerts(record)[0]) >= 3)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 130, err)
@@ -405,7 +456,9 @@ class Exporter(unittest.TestCase):
         port = int(line.split("127.0.0.1:")[1].split("/")[0])
         self.addCleanup(self.stop, proc)
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
+        # Until the first sample is published (the tests then assert on it), or a deadline.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             status, body, _ = http(base + "/metrics")
             if "parity_gpu_" in body:
                 break

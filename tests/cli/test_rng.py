@@ -80,9 +80,21 @@ class Check(unittest.TestCase):
         self.assertIn("did you mean 'check'", r.stderr)
 
 
+with open(os.path.join(DATA, "philox_kat.json")) as f:
+    STREAMS = {s["name"]: s for s in json.load(f)["curand_device"]}
+
+
+def stream_values(name, call):
+    """The values of one kind of call in a stream of philox_kat.json: integers, or the text
+    (%.9g float, %.17g double) that `parity rng philox` prints."""
+    return [c["value"] if call.startswith("curand") else c["text"]
+            for c in STREAMS[name]["calls"] if c["call"] == call]
+
+
 class Philox(unittest.TestCase):
-    """cuRAND's device stream for seed 42 (values of cuRAND's host generator, whose first
-    block per subsequence is the device stream's: docs/RNG.md)."""
+    """cuRAND's device stream for seed 42: curand_kernel.h's own values, compiled for the host
+    by tests/gen/gen_philox.py (tests/data/rng/philox_kat.json); cuRAND's host generator
+    agrees (its first block per subsequence is the device stream's: docs/RNG.md)."""
 
     def lines(self, *args):
         r = rng("philox", *args)
@@ -90,19 +102,21 @@ class Philox(unittest.TestCase):
         return r.stdout.split()
 
     def test_streams(self):
-        self.assertEqual([int(x) for x in self.lines("--seed", "42", "--count", "4")],
-                         [0x9ceaf053, 0x77f5493b, 0x12bf50ad, 0x5742b3d7])
+        words = stream_values("words", "curand")
+        self.assertEqual(len(words), 8)
+        self.assertEqual([int(x) for x in self.lines("--seed", "42", "--count", "4")], words[:4])
         self.assertEqual(self.lines("--seed", "42", "--count", "4", "--dist", "uniform"),
-                         ["0.612959862", "0.468586504", "0.0732317343", "0.340861559"])
+                         stream_values("uniform", "uniform")[:4])
         self.assertEqual(self.lines("--seed", "42", "--count", "4", "--dist", "normal"),
-                         ["0.194018871", "-0.97018981", "1.92392659", "-1.23562121"])
+                         stream_values("normal", "normal")[:4])
         self.assertEqual(self.lines("--seed", "42", "--count", "2", "--dist", "normal_double"),
-                         ["1.0360235505368471", "-0.6653743849976409"])
+                         stream_values("normal_double", "normal_double")[:2])
         # Subsequence 1 is the host generator's second block; offset 5 skips five words.
         self.assertEqual(int(self.lines("--seed", "42", "--subsequence", "1", "--count", "1")[0]),
-                         0x02933769)
+                         stream_values("subsequence_1", "curand")[0])
         self.assertEqual(int(self.lines("--seed", "42", "--offset", "5", "--count", "1")[0]),
-                         0x53ba6cfd)
+                         stream_values("offset_5", "curand4")[0][0])
+        self.assertEqual(stream_values("offset_5", "curand4")[0][0], words[5])
 
     def test_npy_output(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -54,6 +54,41 @@ RESUMING_SCRIPT = textwrap.dedent("""\
     """)
 
 
+def children(pid):
+    """The processes whose parent is pid (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(") ", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass  # gone meanwhile
+    return found
+
+
+def wait_for_worker_writes(test, proc, writes, deadline=60.0):
+    """Polls until a worker of the supervisor proc has made `writes` write calls (its protocol
+    lines: "ready", then one per step; /proc/PID/io's syscw), failing when the supervisor exits
+    first or the generous deadline passes."""
+    end = time.monotonic() + deadline
+    while True:
+        for child in children(proc.pid):
+            try:
+                with open(f"/proc/{child}/io") as f:
+                    io = dict(line.split(": ") for line in f.read().splitlines())
+            except OSError:
+                continue
+            if int(io.get("syscw", 0)) >= writes:
+                return child
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            test.fail(f"parity stress exited ({proc.returncode}) before its worker stepped: {err}")
+        test.assertLess(time.monotonic(), end, f"no worker stepped within {deadline} s")
+        time.sleep(0.02)
+
+
 def parity(*args, timeout=120, env=None):
     return subprocess.run([BIN, "stress", *args], capture_output=True, text=True,
                           timeout=timeout, env={**ENV, **(env or {})})
@@ -342,7 +377,9 @@ class StressTest(unittest.TestCase):
                                      "--checkpoint-every", "1000000", "--checkpoint-dir", ck,
                                      "--json", out, "--quiet"], env=ENV,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            time.sleep(1.5)
+            # Interrupted once the worker is stepping (not at a fixed time, which a loaded
+            # machine can outrun: before the first step there is nothing to checkpoint).
+            wait_for_worker_writes(self, proc, 3)
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=30)
             self.assertEqual(proc.returncode, 130, err)

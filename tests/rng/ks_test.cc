@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -111,9 +110,9 @@ TEST(Kolmogorov, EdgesAndInvalid) {
   }
 }
 
-TEST(Kolmogorov, LargeNIsFast) {
-  // The one-sided sum is O(n) up to n = 1e6 and O(1) beyond; the matrix stays small.
-  const auto start = std::chrono::steady_clock::now();
+TEST(Kolmogorov, LargeNSfAndCdfAreComplementary) {
+  // Past n = 1e6 the one-sided sum and Pelz-Good take over from the matrix; their speed is
+  // bench/rng_bench.cc's BM_KolmogorovLargeN.
   for (const int64_t n : {int64_t{1000000}, int64_t{50000000}, int64_t{100000000}}) {
     for (const double c : {0.01, 0.5, 1.0, 2.2, 5.0, 17.0, 100.0}) {
       const double d = std::sqrt(c / static_cast<double>(n));
@@ -125,9 +124,6 @@ TEST(Kolmogorov, LargeNIsFast) {
       EXPECT_NEAR(sf + cdf, 1.0, 1e-7) << n << " " << d;
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 20.0);
 }
 
 // The "weyl" recipe of gen_ks.py: u_i = ((i mult + offset) mod 2^32) / 2^32, optionally
