@@ -66,7 +66,7 @@ int RunMonitor(int argc, char** argv) {
       "Sample GPU and host telemetry (sources nvml, rocm-smi, amdgpu, host; vendor libraries "
       "loaded with dlopen), evaluate threshold rules on every sample (built-in defaults, or "
       "--rules FILE), record samples and alerts, and serve the last sample to Prometheus. "
-      "Metric names are DESIGN.md's (parity_gpu_*, parity_host_*); a value a source can't "
+      "Metric names are docs/DESIGN.md's (parity_gpu_*, parity_host_*); a value a source can't "
       "read is absent, never 0. Exit 0 when no alert fired, 1 when one did, 3 when none of the "
       "requested sources can run here (with each reason), 130 when interrupted (after the "
       "--json summary is written).",

@@ -30,7 +30,7 @@ constexpr std::string_view kDefaultRulesYaml =
     R"(# parity monitor's built-in rules. To change them, save this (parity monitor
 # --print-default-rules > rules.yaml), edit it and pass --rules rules.yaml.
 #
-# A rule: name; metric (a name of DESIGN.md "Telemetry", with or without "parity_"); labels
+# A rule: name; metric (a name of docs/DESIGN.md "Telemetry", with or without "parity_"); labels
 # (label: value, or label: [values] to match any of them); op: ">", ">=", "<", "<=" (quote
 # these: a bare > starts a YAML block) or increase; then
 #   value and for (the condition must hold in that many consecutive samples; default 1), or
