@@ -139,7 +139,9 @@ PARITY_INLINE float CumulativeCounts(const float* values, std::size_t n,
 
 // One block, in four loops: widen the raw elements to float64 values and ulp distances; one
 // vector loop of float64 reductions (no stores); with a tolerance, each element's ratio to its
-// allowance; then the histograms over float32 copies.
+// allowance; then the histograms over float32 copies. NaN/Inf mismatches are counted in a loop
+// of their own, only in blocks with a non-finite pair. The float64 sums must keep their loop
+// (lanes and order): changing it changes their rounding.
 template <class T, bool kJudge>
 PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* pb, std::size_t n,
                              int64_t base, const Knobs& knobs, PairMetrics* acc) {
@@ -164,8 +166,7 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
   double dot = 0, aa = 0, bb = 0, max_ulp = 0, sum_ulp = 0, max_excess = -kInf;
   int64_t finite = 0, rel_count = 0, small = 0, le3 = 0, le53 = 0, nan_mm = 0, inf_mm = 0;
 #pragma omp simd reduction(max : max_abs, max_rel, max_small, max_ulp, max_excess)          \
-    reduction(+ : sum_abs, sum_sq, sum_rel, dot, aa, bb, sum_ulp, finite, rel_count, small, \
-                  le3, le53, nan_mm, inf_mm)
+    reduction(+ : sum_abs, sum_sq, sum_rel, dot, aa, bb, sum_ulp, finite, rel_count, le3, le53)
   for (std::size_t i = 0; i < n; ++i) {
     const double a = va[i];
     const double b = vb[i];
@@ -176,12 +177,6 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
     // Bitwise & and | on the bools, not && and ||: short-circuit forms keep GCC from
     // vectorising the masks.
     const bool both = fin_a & fin_b;
-    const bool nan_a = a != a;
-    const bool nan_b = b != b;
-    const bool inf_a = abs_a == kInf;
-    const bool inf_b = abs_b == kInf;
-    nan_mm += nan_a != nan_b;
-    inf_mm += (inf_a != inf_b) | (inf_a & inf_b & (a != b));
     const double d = both ? a - b : 0.0;
     const double ad = std::fabs(d);
     finite += both;
@@ -196,7 +191,6 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
     le3 += rel_ok & (ad <= 1e-3 * abs_b);
     le53 += rel_ok & (ad <= 5e-3 * abs_b);
     const bool is_small = both & !rel_ok;
-    small += is_small;
     const double small_err = is_small ? ad : 0.0;
     max_small = small_err > max_small ? small_err : max_small;
     dot += both ? a * b : 0.0;
@@ -207,6 +201,21 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
     const double ulp = both ? ulps[i] : 0.0;
     sum_ulp += ulp;
     max_ulp = ulp > max_ulp ? ulp : max_ulp;
+  }
+  small = finite - rel_count;  // finite pairs are either relative or small
+  if (finite != static_cast<int64_t>(n)) {
+    // NaN/Inf where the other side has none, or Inf of the other sign: only in blocks that
+    // have a non-finite pair.
+    for (std::size_t i = 0; i < n; ++i) {
+      const double a = va[i];
+      const double b = vb[i];
+      const bool nan_a = a != a;
+      const bool nan_b = b != b;
+      const bool inf_a = std::fabs(a) == kInf;
+      const bool inf_b = std::fabs(b) == kInf;
+      nan_mm += nan_a != nan_b;
+      inf_mm += (inf_a != inf_b) | (inf_a & inf_b & (a != b));
+    }
   }
   int64_t ulp_beyond[kUlpBinBounds.size()] = {};
   CumulativeCounts(ulp_f, n, kUlpBinBounds, ulp_beyond);
@@ -219,17 +228,28 @@ PARITY_INLINE void PairBlock(const typename T::Raw* pa, const typename T::Raw* p
     if (knobs.criterion == Criterion::kBitwise) {
       for (std::size_t i = 0; i < n; ++i) ratio_f[i] = pa[i] == pb[i] ? 0.0f : kInfFloat;
     } else {
-      const bool by_ulps = knobs.criterion == Criterion::kUlps;
-      for (std::size_t i = 0; i < n; ++i) {
-        const double a = va[i];
-        const double b = vb[i];
-        const double ad = std::fabs(a - b);
-        const double ulp_ratio = ulps[i] == 0.0 ? 0.0 : ulps[i] * inverse_max_ulps;
-        const double abs_rel_ratio = ad == 0.0 ? 0.0 : ad / (atol + rtol * std::fabs(b));
-        const bool finite = (std::fabs(a) <= kMaxDouble) & (std::fabs(b) <= kMaxDouble);
-        const bool agree = ((a != a) & (b != b)) | (a == b);
-        const double ratio = finite ? (by_ulps ? ulp_ratio : abs_rel_ratio) : (agree ? 0.0 : kInf);
-        ratio_f[i] = static_cast<float>(ratio);
+      // One loop per criterion: the abs/rel one needs no ulp distances.
+      if (knobs.criterion == Criterion::kUlps) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const double a = va[i];
+          const double b = vb[i];
+          const double ulp_ratio = ulps[i] == 0.0 ? 0.0 : ulps[i] * inverse_max_ulps;
+          const bool finite = (std::fabs(a) <= kMaxDouble) & (std::fabs(b) <= kMaxDouble);
+          const bool agree = ((a != a) & (b != b)) | (a == b);
+          const double ratio = finite ? ulp_ratio : (agree ? 0.0 : kInf);
+          ratio_f[i] = static_cast<float>(ratio);
+        }
+      } else {
+        for (std::size_t i = 0; i < n; ++i) {
+          const double a = va[i];
+          const double b = vb[i];
+          const double ad = std::fabs(a - b);
+          const double abs_rel_ratio = ad == 0.0 ? 0.0 : ad / (atol + rtol * std::fabs(b));
+          const bool finite = (std::fabs(a) <= kMaxDouble) & (std::fabs(b) <= kMaxDouble);
+          const bool agree = ((a != a) & (b != b)) | (a == b);
+          const double ratio = finite ? abs_rel_ratio : (agree ? 0.0 : kInf);
+          ratio_f[i] = static_cast<float>(ratio);
+        }
       }
     }
     int64_t ratio_beyond[kRatioBinBounds.size()] = {};
