@@ -71,8 +71,8 @@ void Merge(PairMetrics* total, const PairMetrics& p, std::size_t k) {
   }
 }
 
-// Runs `body(chunk, a_bytes, b_bytes, n, base)` over aligned chunks of two tensors in parallel,
-// reading mapped files with pread; returns the first read error.
+// Runs `body(chunk, a_bytes, b_bytes, n, base)` over aligned chunks of two tensors on
+// ThreadCount() threads, reading mapped files with pread; returns the first read error.
 template <typename Body>
 Status ForEachChunkPair(const Tensor& a, const Tensor& b, std::size_t chunk_elements, Body&& body) {
   const auto count = static_cast<std::size_t>(a.numel());
@@ -81,7 +81,7 @@ Status ForEachChunkPair(const Tensor& a, const Tensor& b, std::size_t chunk_elem
   const std::size_t size_b = ItemSize(b.dtype());
   std::mutex mutex;
   Status error;
-  ParallelFor(chunks, [&](std::size_t c) {
+  const auto each = [&](std::size_t c) {
     const std::size_t begin = c * chunk_elements;
     const std::size_t n = std::min(count, begin + chunk_elements) - begin;
     auto pa = a.ReadChunk(begin * size_a, n * size_a, ThreadScratch(chunk_elements * size_a, 0));
@@ -92,7 +92,17 @@ Status ForEachChunkPair(const Tensor& a, const Tensor& b, std::size_t chunk_elem
       return;
     }
     body(c, *pa, *pb, n, static_cast<int64_t>(begin));
-  });
+  };
+  // Chunks go to whichever thread is free (dynamic), not in fixed shares: on shared cores one
+  // thread often runs late, and no result depends on which thread did a chunk.
+  const int threads = static_cast<int>(std::min<std::size_t>(ThreadCount(), chunks));
+  if (threads <= 1) {
+    for (std::size_t c = 0; c < chunks; ++c) each(c);
+  } else {
+    const auto last = static_cast<long long>(chunks);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+    for (long long c = 0; c < last; ++c) each(static_cast<std::size_t>(c));
+  }
   return error;
 }
 
