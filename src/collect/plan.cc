@@ -43,15 +43,6 @@ std::string UnknownKey(std::string_view key, std::vector<std::string> candidates
   return message;
 }
 
-/// `status` with `context` after its "line N: " prefix: "line N: context: problem".
-Status InContext(const Status& status, std::string_view context) {
-  const std::string& m = status.message();
-  const std::size_t colon = m.rfind("line ", 0) == 0 ? m.find(": ") : std::string::npos;
-  if (colon == std::string::npos) return status.WithContext(context);
-  return {status.code(),
-          fmt::format("{}: {}: {}", m.substr(0, colon), context, m.substr(colon + 2))};
-}
-
 bool IsPlain(const YAML::Node& node) { return node.Tag() == "?"; }
 
 std::optional<std::int64_t> AsInt(const YAML::Node& node) {
@@ -383,7 +374,7 @@ Result<PlanStage> ParseStage(const YAML::Node& node) {
     PARITY_ASSIGN_OR_RETURN(stage.description, AsText(n, "description"));
   }
   auto params = KindKeys(node, *kind, true);
-  if (!params.ok()) return InContext(params.status(), fmt::format("stage '{}'", stage.name));
+  if (!params.ok()) return YamlInContext(params.status(), fmt::format("stage '{}'", stage.name));
   stage.params = std::move(params).value();
   if (const YAML::Node by = node["by_level"]) {
     if (!by.IsMap())
@@ -404,7 +395,8 @@ Result<PlanStage> ParseStage(const YAML::Node& node) {
       }
       auto keys = KindKeys(entry.second, *kind, false);
       if (!keys.ok()) {
-        return InContext(keys.status(), fmt::format("stage '{}': by_level {}", stage.name, *level));
+        return YamlInContext(keys.status(),
+                             fmt::format("stage '{}': by_level {}", stage.name, *level));
       }
       stage.by_level[static_cast<int>(*level)] = std::move(keys).value();
     }
