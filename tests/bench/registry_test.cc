@@ -4,6 +4,7 @@
 // for each one that can't run.
 #include "bench/registry.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -97,7 +98,7 @@ TEST_F(RegistryTest, ProbeListsEveryBackendWithAReasonForEachUnavailable) {
   EXPECT_EQ(by_name["cpu"].origin, "built-in");
   EXPECT_TRUE(by_name["fake"].available);
   EXPECT_EQ(by_name["fake"].origin,
-            std::string(PARITY_TEST_PLUGINS) + "/libparity_backend_fake.so");
+            fmt::format("{}/libparity_backend_fake.so", PARITY_TEST_PLUGINS));
   for (const char* name : {"cuda", "hip", "fakeabi"}) {
     EXPECT_FALSE(by_name[name].available) << name;
     EXPECT_FALSE(by_name[name].reason.empty()) << name;

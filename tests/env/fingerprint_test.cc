@@ -3,6 +3,7 @@
 // is written here from the tree's files, not from parity's output.
 #include "env/fingerprint.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -13,7 +14,7 @@
 namespace parity::env {
 namespace {
 
-std::string Tree(const std::string& name) { return std::string(PARITY_FIXTURES) + "/../" + name; }
+std::string Tree(const std::string& name) { return fmt::format("{}/../{}", PARITY_FIXTURES, name); }
 
 FingerprintOptions At(const std::string& tree) {
   FingerprintOptions o;

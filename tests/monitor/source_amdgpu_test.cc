@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "monitor/source_amdgpu.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -59,7 +60,7 @@ TEST(AmdgpuSource, ADeviceThatDisappearsFailsItsRead) {
   ASSERT_GE(source->devices().size(), 2u);
   // The first AMD card (mi300x's card0 is the BMC's VGA controller).
   for (int card = 0; card < 8; ++card) {
-    const auto dir = tmp / ("sys/class/drm/card" + std::to_string(card));
+    const auto dir = tmp / fmt::format("sys/class/drm/card{}", card);
     std::ifstream vendor(dir / "device/vendor");
     std::string id;
     if (vendor >> id && id == "0x1002") {

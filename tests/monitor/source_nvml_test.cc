@@ -7,6 +7,7 @@
 #include "monitor/source_nvml.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -26,7 +27,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string FakePath(const char* name) { return std::string(PARITY_TEST_PLUGINS) + "/" + name; }
+std::string FakePath(const char* name) { return fmt::format("{}/{}", PARITY_TEST_PLUGINS, name); }
 const std::string& Fake() {
   static const std::string path = FakePath("libfake_nvml.so");
   return path;
