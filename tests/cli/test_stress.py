@@ -68,10 +68,11 @@ def children(pid):
     return found
 
 
-def wait_for_worker_writes(test, proc, writes, deadline=60.0):
+def wait_for_worker_writes(test, proc, writes, deadline=60.0, since=None):
     """Polls until a worker of the supervisor proc has made `writes` write calls (its protocol
-    lines: "ready", then one per step; /proc/PID/io's syscw), failing when the supervisor exits
-    first or the generous deadline passes."""
+    lines: "ready", then one per step; /proc/PID/io's syscw) — or `writes` more than the
+    `since` count — failing when the supervisor exits first or the generous deadline passes.
+    Returns (worker pid, its write count)."""
     end = time.monotonic() + deadline
     while True:
         for child in children(proc.pid):
@@ -80,8 +81,9 @@ def wait_for_worker_writes(test, proc, writes, deadline=60.0):
                     io = dict(line.split(": ") for line in f.read().splitlines())
             except OSError:
                 continue
-            if int(io.get("syscw", 0)) >= writes:
-                return child
+            count = int(io.get("syscw", 0))
+            if count >= writes + (since or 0):
+                return child, count
         if proc.poll() is not None:
             _, err = proc.communicate()
             test.fail(f"parity stress exited ({proc.returncode}) before its worker stepped: {err}")
@@ -379,7 +381,10 @@ class StressTest(unittest.TestCase):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             # Interrupted once the worker is stepping (not at a fixed time, which a loaded
             # machine can outrun: before the first step there is nothing to checkpoint).
-            wait_for_worker_writes(self, proc, 3)
+            # A sanitized worker writes at start-up too: two more writes after the first three
+            # are steps whatever came before.
+            _, seen = wait_for_worker_writes(self, proc, 3)
+            wait_for_worker_writes(self, proc, 2, since=seen)
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=30)
             self.assertEqual(proc.returncode, 130, err)
