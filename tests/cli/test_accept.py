@@ -17,6 +17,8 @@ import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
+from sanitized import EXTERNAL_SKIP  # tests/cli/sanitized.py
+
 BIN = os.environ["PARITY_BIN"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -49,12 +51,6 @@ stages:
     workload: gemm-burn
     duration: 60
 """ % {"py": json.dumps(sys.executable), "model": json.dumps(MODEL)}
-
-
-# The sanitizer pass (scripts/test --sanitize) judges parity's own code: tests of external
-# tools (Prometheus, promtool, Chromium) run in the release pass only.
-SANITIZED = os.environ.get("PARITY_SANITIZED", "0") not in ("0", "", "FALSE", "OFF")
-EXTERNAL_SKIP = unittest.skipIf(SANITIZED, "an external tool's test: run by the release pass")
 
 
 def run(*args, timeout=300):

@@ -20,7 +20,7 @@ import numpy as np
 BIN = os.environ["PARITY_BIN"]
 TESTS_BIN = os.environ.get("PARITY_TESTS_BIN")
 DATA = os.environ["PARITY_TESTDATA"]
-SANITIZED = os.environ.get("PARITY_SANITIZED", "0") in ("1", "ON", "TRUE", "true")
+from sanitized import SANITIZED  # tests/cli/sanitized.py
 with open(os.path.join(DATA, "expected.json")) as f:
     EXPECTED = json.load(f)
 

@@ -28,7 +28,7 @@ ENV.update({"PARITY_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1",
             # One thread per rank: ranks that share two cores with each other (and with the
             # other tests) then measure the same machine.
             "OMP_NUM_THREADS": "1"})
-SANITIZED = os.environ.get("PARITY_SANITIZED", "0") not in ("0", "", "FALSE", "OFF")
+from sanitized import SANITIZED  # tests/cli/sanitized.py
 if SANITIZED:
     # Open MPI's components keep allocations until exit and are unloaded by then, so
     # LeakSanitizer sees stacks it cannot attribute (no suppression can name them). The ranks run

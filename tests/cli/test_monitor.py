@@ -23,17 +23,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from sanitized import EXTERNAL_SKIP  # tests/cli/sanitized.py
+
 BIN = os.environ["PARITY_BIN"]
 FIXTURES = os.environ["PARITY_FIXTURES"]
 PLUGINS = os.environ["PARITY_TEST_PLUGINS"]
 NO_VENDOR_LIBS = {"PARITY_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1",
                   "PARITY_ROCM_SMI_LIBRARY": "/nonexistent/librocm_smi64.so.1"}
-
-
-# The sanitizer pass (scripts/test --sanitize) judges parity's own code: tests of external
-# tools (Prometheus, promtool, Chromium) run in the release pass only.
-SANITIZED = os.environ.get("PARITY_SANITIZED", "0") not in ("0", "", "FALSE", "OFF")
-EXTERNAL_SKIP = unittest.skipIf(SANITIZED, "an external tool's test: run by the release pass")
 
 
 def env_with(extra=None):
