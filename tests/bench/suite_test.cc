@@ -257,6 +257,25 @@ TEST(TransferSuite, PlantedShortCopyFails) {
   }
 }
 
+TEST(TransferSuite, CompareCopyCountsEveryDifferingByteAndTheFirst) {
+  std::vector<std::byte> want(3 * 4096 + 5);
+  FillCopyPattern(want, 7);
+  std::vector<std::byte> got = want;
+  CopyCheck same = CompareCopy(got, want);
+  EXPECT_EQ(same.checked, want.size());
+  EXPECT_EQ(same.mismatches, 0u);
+  // Differences in the second block, on a block edge and in the short last block.
+  for (std::size_t i : {4097u, 5000u, 8191u, 8192u, 3u * 4096 + 4}) got[i] ^= std::byte{1};
+  CopyCheck check = CompareCopy(got, want);
+  EXPECT_EQ(check.mismatches, 5u);
+  EXPECT_EQ(check.first, 4097u);
+  // Only the common length is compared.
+  check = CompareCopy(std::span(got).first(4098), want);
+  EXPECT_EQ(check.checked, 4098u);
+  EXPECT_EQ((std::pair{check.mismatches, check.first}),
+            (std::pair{std::size_t{1}, std::size_t{4097}}));
+}
+
 TEST(RngSuite, ValidOnCpuAndBytesCounted) {
   PlantedBackend backend;
   backend.fixed_seconds = 0.5;
