@@ -68,10 +68,9 @@ def children(pid):
     return found
 
 
-def wait_for_worker_writes(test, proc, writes, deadline=60.0, since=None):
+def wait_for_worker_writes(test, proc, writes, deadline=60.0):
     """Polls until a worker of the supervisor proc has made `writes` write calls (its protocol
-    lines: "ready", then one per step; /proc/PID/io's syscw) — or `writes` more than the
-    `since` count — failing when the supervisor exits first or the generous deadline passes.
+    lines: "ready", then one per step; /proc/PID/io's syscw), failing when the supervisor exits first or the generous deadline passes.
     Returns (worker pid, its write count)."""
     end = time.monotonic() + deadline
     while True:
@@ -82,7 +81,7 @@ def wait_for_worker_writes(test, proc, writes, deadline=60.0, since=None):
             except OSError:
                 continue
             count = int(io.get("syscw", 0))
-            if count >= writes + (since or 0):
+            if count >= writes:
                 return child, count
         if proc.poll() is not None:
             _, err = proc.communicate()
