@@ -10,6 +10,7 @@
 
 #include "accept/criterion.h"
 #include "compare/compare.h"
+#include "compare/entries.h"
 #include "explain/explain.h"
 
 namespace parity::accept {
@@ -41,7 +42,8 @@ Json TensorEntry(std::size_t order, const TensorResult& t) {
 
 /// The index of the first tensor that is an output of the op call, when there is one.
 Json OrderOf(const OpExplanation& op, const CompareReport& report) {
-  const std::string prefix = fmt::format("{}.{}.{}.output", op.name, op.pass, op.call);
+  const std::string prefix =
+      RecordTensorPrefix(op.rank, op.step, op.name, op.pass, op.call) + ".output";
   for (std::size_t i = 0; i < report.tensors.size(); ++i) {
     if (report.tensors[i].name.rfind(prefix, 0) == 0) return i;
   }
@@ -52,6 +54,7 @@ Json Origins(const ExplainReport& explain, const CompareReport& report) {
   Json origins = Json::array();
   for (const OpExplanation* op : explain.origins()) {
     Json o = {{"seq", op->seq},
+              {"step", op->step},
               {"name", op->name},
               {"op", op->op},
               {"cause", CauseName(op->cause)},

@@ -18,13 +18,15 @@ int RunExplain(int argc, char** argv) {
   auto app = MakeApp(
       "explain",
       "Attribute the differences between two parity-dump directories (A trusted, B candidate) "
-      "to causes. Records are matched by (rank, name, pass, call), then seq; each matched op "
+      "to causes. Records are matched by (rank, step, name, pass, call), then seq; each matched "
       "call is replayed in float64 on the inputs each side saw, and gets one label: identical, "
       "within-rounding, reduced-precision (tf32/bf16/fp16, inferred by the grid test and by "
       "replays with rounded inputs), rng-divergence (dropout masks that differ but agree in "
       "rate), nonfinite (NaN/Inf first appears here), inherited (accurate on its own inputs), "
       "algorithmic (beyond every bound, reproduced by no precision variant) or structural. "
-      "Origins (labels other than identical, within-rounding and inherited) come first. Exit 1 "
+      "Origins (labels other than identical, within-rounding and inherited) come first, after "
+      "what each dump covers and, for version 2 dumps, the first step whose generator states "
+      "differ and the GradScaler's scales and skipped steps on each side. Exit 1 "
       "when an origin or an input-data difference is found, 0 otherwise.",
       &common);
   app->add_option("a", options.a, "the trusted run's dump directory")->required();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// parity inspect PATH... : tensors in files and directories, with statistics.
+// parity inspect PATH... : tensors in files and directories, with statistics; for a dump
+// directory, what it covers too.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,8 +12,10 @@
 #include "cli/common.h"
 #include "core/exit_code.h"
 #include "core/text_table.h"
+#include "io/dump.h"
 #include "io/tensor_file.h"
 #include "io/tensor_stats.h"
+#include "oracle/coverage.h"
 
 namespace parity::cli {
 namespace {
@@ -96,16 +99,33 @@ Status InspectFile(const std::string& path, const CommonOptions& options, Json* 
   return Status::Ok();
 }
 
+// A dump directory's coverage: printed, and appended to `dumps` as {"path", "coverage"}.
+Status InspectDump(const std::string& path, const CommonOptions& options, Json* dumps) {
+  PARITY_ASSIGN_OR_RETURN(const DumpDir dump, DumpDir::Open(path));
+  const DumpCoverage coverage = CoverageOf(dump);
+  if (options.human()) {
+    std::printf("%s (parity-dump)\n", path.c_str());
+    for (const std::string& w : dump.warnings()) std::printf("  warning: %s\n", w.c_str());
+    std::fputs(CoverageText(coverage, "  ").c_str(), stdout);
+  }
+  dumps->push_back({{"path", path}, {"coverage", CoverageJson(coverage)}});
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunInspect(int argc, char** argv) {
   CommonOptions options;
   std::vector<std::string> paths;
-  auto app = MakeApp("inspect",
-                     "List the tensors in .npy, .npz and .safetensors files (or in every such "
-                     "file under a directory) with name, dtype, shape, element count, and min, "
-                     "max, mean and std over the finite elements, with NaN, Inf and zero counts.",
-                     &options);
+  auto app =
+      MakeApp("inspect",
+              "List the tensors in .npy, .npz and .safetensors files (or in every such "
+              "file under a directory) with name, dtype, shape, element count, and min, "
+              "max, mean and std over the finite elements, with NaN, Inf and zero counts. For a "
+              "parity-dump directory, also what it covers: the ops recorded (records per "
+              "pass), how many records replay can replay and how many are compared only, "
+              "the ops the manifest says were omitted, the steps and the ranks.",
+              &options);
   app->add_option("paths", paths, "tensor files or directories")
       ->required()
       ->option_text("PATH...");
@@ -113,19 +133,30 @@ int RunInspect(int argc, char** argv) {
 
   Json doc = Document("parity-inspect", 1);
   doc["files"] = Json::array();
+  Json dumps = Json::array();
   for (const std::string& path : paths) {
     std::error_code ec;
     std::vector<std::string> files{path};
+    const bool dump = DumpDir::IsDump(path);
     if (std::filesystem::is_directory(path, ec)) {
       auto listed = ListTensorFiles(path);
-      if (!listed.ok()) return Fail(listed.status());
-      files = std::move(listed).value();
+      // A dump of statistics only holds no tensor file; the dump itself is checked below.
+      if (!listed.ok() && !dump) return Fail(listed.status());
+      files = listed.ok() ? std::move(listed).value() : std::vector<std::string>();
     }
     for (const std::string& file : files) {
       if (Status status = InspectFile(file, options, &doc["files"]); !status.ok()) {
         return Fail(status);
       }
     }
+    if (dump) {
+      if (Status status = InspectDump(path, options, &dumps); !status.ok()) return Fail(status);
+    }
+  }
+  // Dump directories: each one's coverage, and the only one's as `coverage`.
+  if (!dumps.empty()) {
+    if (dumps.size() == 1) doc["coverage"] = dumps[0]["coverage"];
+    doc["dumps"] = std::move(dumps);
   }
   if (Status status = WriteJsonOutput(options, doc); !status.ok()) return Fail(status);
   return kExitOk;

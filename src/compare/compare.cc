@@ -33,8 +33,13 @@ TensorContext ContextFor(const EntryPair& pair, const Side& a, const Side& b) {
     c.shape = e.meta.shape;
     return c;
   }
+  // Each side's manifest: of the record's own directory (a rank's, in a distributed dump).
+  auto manifest = [](const Side& side, const Entry* x) {
+    return x != nullptr && x->record != nullptr ? &side.dump->ManifestFor(*x->record)
+                                                : &side.dump->manifest();
+  };
   return RecordContext(*e.record, e.role, e.meta.dtype, e.meta.shape,
-                       {&a.dump->manifest(), &b.dump->manifest()});
+                       {manifest(a, pair.a), manifest(b, pair.b)});
 }
 
 // For `auto` on a reduction op's output in a dump: the scale of its summands, from B's inputs.

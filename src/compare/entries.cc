@@ -49,8 +49,8 @@ Status AddFile(Side* side, const std::string& path, const std::string& prefix,
 void AddTensor(Side* side, const DumpRecord& r, const DumpTensorRef& ref, const std::string& role,
                const std::string& slot) {
   Entry e;
-  const std::string rank = r.rank != 0 ? fmt::format("rank{}.", r.rank) : "";
-  e.name = fmt::format("{}{}.{}.{}.{}.{}", rank, r.name, r.pass, r.call, role, slot);
+  e.name = fmt::format("{}.{}.{}", RecordTensorPrefix(r.rank, r.step, r.name, r.pass, r.call), role,
+                       slot);
   e.key = e.name;
   e.meta.name = e.name;
   e.meta.dtype = ref.dtype;
@@ -64,7 +64,7 @@ void AddTensor(Side* side, const DumpRecord& r, const DumpTensorRef& ref, const 
 }
 
 std::string RecordKey(const DumpRecord& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}", r.rank, r.name, r.pass, r.call);
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", r.rank, r.step, r.name, r.pass, r.call);
 }
 
 // Each record's entries, in record order.
@@ -162,6 +162,14 @@ std::vector<std::pair<const Entry*, const Entry*>> PairByKey(const Side& a, cons
 }
 
 }  // namespace
+
+std::string RecordTensorPrefix(int64_t rank, int64_t step, std::string_view name,
+                               std::string_view pass, int64_t call) {
+  std::string out;
+  if (rank != 0) out += fmt::format("rank{}.", rank);
+  if (step != 0) out += fmt::format("step{}.", step);
+  return out + fmt::format("{}.{}.{}", name, pass, call);
+}
 
 std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
     const DumpDir& a, const DumpDir& b, std::vector<std::string>* warnings) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -60,15 +61,21 @@ struct EntryPair {
   std::string structural;  ///< why the pair can't be compared elementwise; empty otherwise
 };
 
-/// Pairs the records of two dumps in A's order: by (rank, name, pass, call), then the rest by
-/// (rank, seq) with a warning; a record of one side only is paired with null (B's last).
+/// What the names of a dump record's tensors start with: "NAME.PASS.CALL", after "rank<R>."
+/// and "step<S>." where the rank and the step are not 0 ("rank1.step2.fc1.forward.0"); an
+/// entry's name adds ".ROLE.SLOT" ("input.0", "output.0", "param.weight").
+std::string RecordTensorPrefix(int64_t rank, int64_t step, std::string_view name,
+                               std::string_view pass, int64_t call);
+
+/// Pairs the records of two dumps in A's order: by (rank, step, name, pass, call), then the
+/// rest by (rank, seq) with a warning; a record of one side only is paired with null (B's last).
 std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
     const DumpDir& a, const DumpDir& b, std::vector<std::string>* warnings);
 
 /// Pairs the entries of `a` and `b` (and `golden`, matched to `a` the same way):
 /// two files of one tensor each pair whatever the names, else by tensor name; directories by
-/// relative path and tensor name, then by tensor name alone where unique; dumps by (rank, name,
-/// pass, call), then by seq (with a warning), and within records by role and position.
+/// relative path and tensor name, then by tensor name alone where unique; dumps by (rank, step,
+/// name, pass, call), then by seq (with a warning), and within records by role and position.
 /// Sides of different kinds can't be paired (kInvalidInput). Warnings go to `warnings`.
 Result<std::vector<EntryPair>> PairSides(const Side& a, const Side& b, const Side* golden,
                                          std::vector<std::string>* warnings);

@@ -244,8 +244,8 @@ MaskTest CompareMasks(const OpCall& a, const OpCall& b) {
   const auto p_it = a.attrs.find("p");
   const auto training_it = a.attrs.find("training");
   const double p = p_it != a.attrs.end() && p_it->is_number() ? p_it->get<double>() : 0.5;
-  const bool training = training_it == a.attrs.end() || !training_it->is_boolean() ||
-                        training_it->get<bool>();
+  const bool training =
+      training_it == a.attrs.end() || !training_it->is_boolean() || training_it->get<bool>();
   if (!training || !(p > 0.0 && p < 1.0) || a.inputs.empty() || b.inputs.empty() ||
       a.recorded_outputs.empty() || b.recorded_outputs.empty()) {
     return m;
@@ -408,6 +408,7 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   const DumpRecord& any = ra != nullptr ? *ra : *rb;
   e.seq = any.seq;
   e.rank = any.rank;
+  e.step = any.step;
   e.call = any.call;
   e.name = any.name;
   e.op = any.op;
@@ -579,7 +580,7 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
       if (ex.within()) continue;
       Precision p{};
       if (auto text = PrecisionEvidence(Side(on_b), e.op, on_b ? lb : la, ex,
-                                        on_b ? b.manifest() : a.manifest(), &p)) {
+                                        on_b ? b.ManifestFor(*rb) : a.ManifestFor(*ra), &p)) {
         evidence.push_back(*text);
         (on_b ? precision_b : precision_a) = p;
       }
@@ -625,7 +626,7 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   const Tensor& out_a = la.outputs[0];
   Tolerance t = ResolveTolerance(ToleranceRequest{}, {}, ra->name,
                                  RecordContext(*ra, "output", out_a.dtype(), out_a.meta().shape,
-                                               {&a.manifest(), &b.manifest()}));
+                                               {&a.ManifestFor(*ra), &b.ManifestFor(*rb)}));
   Agreement agree;
   for (std::size_t i = 0; i < la.call.recorded_outputs.size(); ++i) {
     const Array& x = la.call.recorded_outputs[i];

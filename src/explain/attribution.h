@@ -33,7 +33,7 @@ bool IsOrigin(Cause cause);
 
 /// One matched op call, attributed.
 struct OpExplanation {
-  int64_t seq = 0, rank = 0, call = 0;
+  int64_t seq = 0, rank = 0, step = 0, call = 0;
   std::string name, op, pass;
   Cause cause = Cause::kIdentical;
   std::string reason;     ///< one line: the evidence for the label
@@ -50,7 +50,7 @@ struct OpExplanation {
   std::optional<double> time_us_a, time_us_b;
 };
 
-/// Tells whether an earlier call named `name` (same rank and pass) had differing outputs: how
+/// Tells whether an earlier call named `name` (same rank, step and pass) had differing outputs: how
 /// a container (`module`) learns that its inner calls explain its own difference.
 using DivergedBefore = std::function<bool(const DumpRecord& container)>;
 

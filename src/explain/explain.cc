@@ -42,6 +42,9 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
   report.b = options.b;
   for (const std::string& w : a.warnings()) report.warnings.push_back("A: " + w);
   for (const std::string& w : b.warnings()) report.warnings.push_back("B: " + w);
+  report.coverage_a = CoverageOf(a);
+  report.coverage_b = CoverageOf(b);
+  report.evidence = CompareEvidence(a, b);
   auto pairs = PairRecords(a, b, &report.warnings);
   // Execution order: by rank, then A's seq (B's for records of B only).
   auto order = [](const std::pair<const DumpRecord*, const DumpRecord*>& p) {
@@ -51,23 +54,25 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
   std::stable_sort(pairs.begin(), pairs.end(),
                    [&](const auto& x, const auto& y) { return order(x) < order(y); });
 
-  // Calls whose outputs differed, by (rank, pass): what a container's difference comes from.
-  std::map<std::pair<int64_t, std::string>, std::vector<std::string>> diverged;
+  // Calls whose outputs differed, by (rank, step, pass): what a container's difference comes
+  // from.
+  std::map<std::tuple<int64_t, int64_t, std::string>, std::vector<std::string>> diverged;
   const DivergedBefore diverged_inside = [&](const DumpRecord& container) {
-    auto it = diverged.find({container.rank, container.pass});
+    auto it = diverged.find({container.rank, container.step, container.pass});
     if (it == diverged.end()) return false;
     return std::any_of(it->second.begin(), it->second.end(),
                        [&](const std::string& name) { return Contains(container, name); });
   };
-  std::set<int64_t> ranks_started;
+  // Each rank's first step: params that differ there were loaded, not computed.
+  std::map<int64_t, int64_t> first_step;
   for (const auto& [ra, rb] : pairs) {
     const DumpRecord& any = ra != nullptr ? *ra : *rb;
-    const bool first_of_rank = ranks_started.insert(any.rank).second;
+    const bool first_of_rank = first_step.try_emplace(any.rank, any.step).second;
     if (options.name && ::fnmatch(options.name->c_str(), any.name.c_str(), 0) != 0) continue;
     PARITY_ASSIGN_OR_RETURN(OpExplanation e, ExplainPair(a, ra, b, rb, diverged_inside));
-    if (ra != nullptr && rb != nullptr && (first_of_rank || e.params_differ) &&
-        !e.inputs_identical) {
-      // Data no recorded op computed: the first call's inputs, or weights.
+    const bool loaded_params = e.params_differ && any.step == first_step[any.rank];
+    if (ra != nullptr && rb != nullptr && (first_of_rank || loaded_params) && !e.inputs_identical) {
+      // Data no recorded op computed: the first call's inputs, or weights as loaded.
       if (!report.input_difference) {
         report.input_difference = true;
         report.input_difference_detail =
@@ -84,10 +89,10 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
       }
     }
     if (e.cause != Cause::kIdentical && e.cause != Cause::kStructural) {
-      diverged[{e.rank, e.pass}].push_back(e.name);
+      diverged[{e.rank, e.step, e.pass}].push_back(e.name);
     }
     if (e.time_us_a && e.time_us_b && *e.time_us_a > 0) {
-      report.slowest_on_b.push_back({e.seq, e.name, e.op, *e.time_us_a, *e.time_us_b});
+      report.slowest_on_b.push_back({e.seq, e.step, e.name, e.op, *e.time_us_a, *e.time_us_b});
     }
     report.ops.push_back(std::move(e));
   }

@@ -10,6 +10,8 @@
 #include "core/json_util.h"
 #include "core/status.h"
 #include "explain/attribution.h"
+#include "explain/evidence.h"
+#include "oracle/coverage.h"
 
 namespace parity {
 
@@ -21,7 +23,7 @@ struct ExplainOptions {
 
 /// An op much slower on B than on A (both recorded time_us).
 struct SlowOp {
-  int64_t seq = 0;
+  int64_t seq = 0, step = 0;
   std::string name, op;
   double time_us_a = 0.0, time_us_b = 0.0;
   double ratio() const { return time_us_a > 0 ? time_us_b / time_us_a : 0.0; }
@@ -29,8 +31,10 @@ struct SlowOp {
 
 struct ExplainReport {
   std::string a, b;
+  DumpCoverage coverage_a, coverage_b;  ///< what each dump recorded
+  RunEvidence evidence;                 ///< the manifests' per-step evidence, compared
   /// A divergence already present in the data the workload started from: the first op's
-  /// inputs, or any op's params.
+  /// inputs, or the params of an op of the first step.
   bool input_difference = false;
   std::string input_difference_detail;
   std::vector<OpExplanation> ops;  ///< execution order (A's)
@@ -41,12 +45,13 @@ struct ExplainReport {
   int exit_code() const;
 };
 
-/// Matches the records of two dumps (by rank, name, pass and call, then seq) and attributes
+/// Matches the records of two dumps (by rank, step, name, pass and call, then seq) and attributes
 /// each matched call. Tensors are loaded one op call at a time, so memory follows the largest
 /// call, not the dump. Fails (exit 2) on an unreadable or malformed dump.
 Result<ExplainReport> RunExplain(const ExplainOptions& options);
 
-/// {"format":"parity-explain","version":1,"input_difference":..,"origins":[..],"ops":[..],..}.
+/// {"format":"parity-explain","version":1,"coverage":{"a":..,"b":..},"evidence":{..},
+///  "input_difference":..,"origins":[..],"ops":[..],..}.
 Json ExplainReportJson(const ExplainReport& report);
 std::string ExplainReportText(const ExplainReport& report);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/text_table.h"
 #include "explain/explain.h"
@@ -33,11 +34,16 @@ Json ExplainReportJson(const ExplainReport& report) {
   Json doc = Document("parity-explain", 1);
   doc["a"] = report.a;
   doc["b"] = report.b;
+  doc["coverage"] = {{"a", CoverageJson(report.coverage_a)},
+                     {"b", CoverageJson(report.coverage_b)}};
+  doc["evidence"] = EvidenceJson(report.evidence);
   doc["input_difference"] = report.input_difference;
   if (report.input_difference) doc["input_difference_detail"] = report.input_difference_detail;
   Json origins = Json::array();
   for (const OpExplanation* e : report.origins()) {
     origins.push_back({{"seq", e->seq},
+                       {"rank", e->rank},
+                       {"step", e->step},
                        {"name", e->name},
                        {"op", e->op},
                        {"cause", CauseName(e->cause)},
@@ -52,6 +58,7 @@ Json ExplainReportJson(const ExplainReport& report) {
     Json j = Json::object();
     j["seq"] = e.seq;
     j["rank"] = e.rank;
+    j["step"] = e.step;
     j["name"] = e.name;
     j["op"] = e.op;
     j["pass"] = e.pass;
@@ -71,7 +78,7 @@ Json ExplainReportJson(const ExplainReport& report) {
   doc["ops"] = std::move(ops);
   Json slow = Json::array();
   for (const SlowOp& s : report.slowest_on_b) {
-    Json j = {{"seq", s.seq}, {"name", s.name}, {"op", s.op}};
+    Json j = {{"seq", s.seq}, {"step", s.step}, {"name", s.name}, {"op", s.op}};
     SetNumber(j, "time_us_a", s.time_us_a);
     SetNumber(j, "time_us_b", s.time_us_b);
     SetNumber(j, "ratio", s.ratio());
@@ -89,30 +96,63 @@ std::string ExplainReportText(const ExplainReport& report) {
   std::string out =
       fmt::format("parity explain {} {} ({} op calls)\n", report.a, report.b, report.ops.size());
   for (const std::string& w : report.warnings) out += "  warning: " + w + "\n";
+  out += fmt::format("  A: {}\n  B: {}\n", CoverageLine(report.coverage_a),
+                     CoverageLine(report.coverage_b));
+  out += EvidenceText(report.evidence, "  ");
   out += report.input_difference
              ? fmt::format("\nInput data differ: {}\n", report.input_difference_detail)
              : std::string("\nInput data: identical\n");
   const std::vector<const OpExplanation*> origins = report.origins();
+  // Steps and ranks are shown when the dumps have more than one.
+  std::set<int64_t> steps, ranks;
+  for (const OpExplanation& e : report.ops) {
+    steps.insert(e.step);
+    ranks.insert(e.rank);
+  }
+  const bool show_step = steps.size() > 1, show_rank = ranks.size() > 1;
+  auto where = [&](const OpExplanation& e) {
+    return (show_rank ? fmt::format("rank {} ", e.rank) : "") +
+           (show_step ? fmt::format("step {} ", e.step) : "");
+  };
   if (origins.empty()) {
     out += "\nNo origin: every difference is identical, within rounding or inherited.\n";
   } else {
     out += fmt::format("\nOrigins ({}), in execution order:\n", origins.size());
     for (const OpExplanation* e : origins) {
-      out += fmt::format(
-          "  seq {} {} ({}): {}{}\n      {}\n", e->seq, e->name, e->op, CauseName(e->cause),
-          e->effective_precision ? " [" + *e->effective_precision + "]" : "", e->reason);
+      out += fmt::format("  {}seq {} {} ({}): {}{}\n      {}\n", where(*e), e->seq, e->name, e->op,
+                         CauseName(e->cause),
+                         e->effective_precision ? " [" + *e->effective_precision + "]" : "",
+                         e->reason);
     }
   }
   out += "\nPer op:\n";
-  Table table({"seq", "name", "op", "cause", "prec", "in_diff", "out_diff", "local_A", "local_B"},
-              {true, false, false, false, false, true, true, true, true});
+  std::vector<std::string> header{"seq",     "name",     "op",      "cause",  "prec",
+                                  "in_diff", "out_diff", "local_A", "local_B"};
+  std::vector<bool> numeric{true, false, false, false, false, true, true, true, true};
+  if (show_step) {
+    header.insert(header.begin(), "step");
+    numeric.insert(numeric.begin(), true);
+  }
+  if (show_rank) {
+    header.insert(header.begin(), "rank");
+    numeric.insert(numeric.begin(), true);
+  }
+  Table table(std::move(header), std::move(numeric));
   std::map<std::string_view, int64_t> counts;
   for (const OpExplanation& e : report.ops) {
     ++counts[CauseName(e.cause)];
-    table.AddRow({std::to_string(e.seq), e.name, e.op,
-                  std::string(CauseName(e.cause)) + (e.replayed ? "" : "*"),
-                  e.effective_precision.value_or("-"), Short(e.input_diff), Short(e.output_diff),
-                  Short(e.local_err_a), Short(e.local_err_b)});
+    std::vector<std::string> row{std::to_string(e.seq),
+                                 e.name,
+                                 e.op,
+                                 std::string(CauseName(e.cause)) + (e.replayed ? "" : "*"),
+                                 e.effective_precision.value_or("-"),
+                                 Short(e.input_diff),
+                                 Short(e.output_diff),
+                                 Short(e.local_err_a),
+                                 Short(e.local_err_b)};
+    if (show_step) row.insert(row.begin(), std::to_string(e.step));
+    if (show_rank) row.insert(row.begin(), std::to_string(e.rank));
+    table.AddRow(std::move(row));
   }
   out += table.Render("  ");
   const bool compared_only = std::any_of(report.ops.begin(), report.ops.end(),

@@ -1,228 +1,242 @@
 // SPDX-License-Identifier: Apache-2.0
+// Dump directories: the layout (one directory, or rank<N>/ per rank), records.jsonl line by
+// line, duplicate records, and tensors loaded on demand.
 #include "io/dump.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <set>
 #include <string_view>
+#include <tuple>
 
 #include "core/mapped_file.h"
+#include "io/dump_parse.h"
 
 namespace parity {
+
+struct DumpDir::Seen {
+  // (rank, step, name, pass, call) and (rank, seq) -> the first record's part and line.
+  std::map<std::tuple<int64_t, int64_t, std::string, std::string, int64_t>,
+           std::pair<std::size_t, int>>
+      keys;
+  std::map<std::pair<int64_t, int64_t>, std::pair<std::size_t, int>> seqs;
+};
+
 namespace {
 
 namespace fs = std::filesystem;
 
-// Parse errors carry the location prefix ("DIR/records.jsonl:12: ...").
-class RecordParser {
- public:
-  RecordParser(std::string dir, std::string where)
-      : dir_(std::move(dir)), where_(std::move(where)) {}
+std::string RecordsPath(const std::string& dir) {
+  return (fs::path(dir) / "records.jsonl").string();
+}
 
-  Status Error(std::string_view problem) const { return Status::Invalid(where_, problem); }
+// N of a directory named rank<N> (N decimal), or nothing.
+std::optional<int64_t> RankOfDirName(const std::string& name) {
+  constexpr std::string_view kPrefix = "rank";
+  if (!name.starts_with(kPrefix) || name.size() == kPrefix.size()) return std::nullopt;
+  const char* begin = name.data() + kPrefix.size();
+  const char* end = name.data() + name.size();
+  if (!std::all_of(begin, end, [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  int64_t rank = 0;
+  const auto [ptr, ec] = std::from_chars(begin, end, rank);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return rank;
+}
 
-  Result<int64_t> Int(const Json& obj, const char* key, std::optional<int64_t> fallback) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) {
-      if (fallback) return *fallback;
-      return Error(fmt::format("'{}' is missing", key));
-    }
-    if (!it->is_number_integer()) return Error(fmt::format("'{}' is not an integer", key));
-    return it->get<int64_t>();
+// The rank<N>/ subdirectories of `dir`, by N.
+std::map<int64_t, std::vector<std::string>> RankDirs(const std::string& dir) {
+  std::map<int64_t, std::vector<std::string>> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!it->is_directory(type_ec)) continue;
+    const std::string name = it->path().filename().string();
+    if (const auto rank = RankOfDirName(name)) out[*rank].push_back(it->path().string());
   }
+  for (auto& [rank, dirs] : out) std::sort(dirs.begin(), dirs.end());
+  return out;
+}
 
-  Result<std::string> String(const Json& obj, const char* key) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) return Error(fmt::format("'{}' is missing", key));
-    if (!it->is_string()) return Error(fmt::format("'{}' is not a string", key));
-    return it->get<std::string>();
-  }
-
-  Result<DumpTensorRef> Tensor(const Json& entry, const std::string& what) const {
-    if (!entry.is_object()) return Error(fmt::format("{} is not an object", what));
-    DumpTensorRef ref;
-    PARITY_ASSIGN_OR_RETURN(const std::string dtype, String(entry, "dtype"));
-    const std::optional<DType> parsed = DTypeFromName(dtype);
-    if (!parsed) return Error(fmt::format("{}: unknown dtype '{}'", what, dtype));
-    ref.dtype = *parsed;
-    const auto shape = entry.find("shape");
-    if (shape == entry.end() || !shape->is_array()) {
-      return Error(fmt::format("{}: 'shape' is missing or not an array", what));
-    }
-    for (const Json& dim : *shape) {
-      if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
-        return Error(
-            fmt::format("{}: 'shape' holds something other than non-negative integers", what));
-      }
-      ref.shape.push_back(dim.get<int64_t>());
-    }
-    const auto file = entry.find("file");
-    if (file != entry.end()) {
-      if (!file->is_string()) return Error(fmt::format("{}: 'file' is not a string", what));
-      ref.file = file->get<std::string>();
-      const fs::path rel(ref.file);
-      if (rel.empty() || rel.is_absolute() ||
-          std::any_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".."; })) {
-        return Error(
-            fmt::format("{}: file '{}' is not a path inside the dump directory", what, ref.file));
-      }
-      std::error_code ec;
-      if (!fs::is_regular_file(fs::path(dir_) / rel, ec)) {
-        return Error(fmt::format("{}: tensor file '{}' does not exist", what, ref.file));
-      }
-      const auto key = entry.find("key");
-      if (key != entry.end()) {
-        if (!key->is_string()) return Error(fmt::format("{}: 'key' is not a string", what));
-        ref.key = key->get<std::string>();
-      }
-    }
-    const auto stats = entry.find("stats");
-    if (stats != entry.end()) {
-      if (!stats->is_object()) return Error(fmt::format("{}: 'stats' is not an object", what));
-      RecordedStats s;
-      auto number = [&](const char* key, std::optional<double>* out) {
-        const auto it = stats->find(key);
-        if (it != stats->end() && it->is_number()) *out = it->get<double>();
-      };
-      auto count = [&](const char* key, std::optional<int64_t>* out) {
-        const auto it = stats->find(key);
-        if (it != stats->end() && it->is_number_integer()) *out = it->get<int64_t>();
-      };
-      number("min", &s.min);
-      number("max", &s.max);
-      number("mean", &s.mean);
-      number("l2", &s.l2);
-      count("nan", &s.nan);
-      count("inf", &s.inf);
-      ref.stats = s;
-    }
-    if (ref.file.empty() && !ref.stats) {
-      return Error(fmt::format("{} has neither 'file' nor 'stats'", what));
-    }
-    return ref;
-  }
-
-  Result<std::vector<DumpTensorRef>> TensorList(const Json& obj, const char* key) const {
-    std::vector<DumpTensorRef> out;
-    const auto it = obj.find(key);
-    if (it == obj.end()) return Error(fmt::format("'{}' is missing", key));
-    if (!it->is_array()) return Error(fmt::format("'{}' is not an array", key));
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      PARITY_ASSIGN_OR_RETURN(DumpTensorRef ref, Tensor((*it)[i], fmt::format("{}[{}]", key, i)));
-      out.push_back(std::move(ref));
-    }
-    return out;
-  }
-
-  Result<DumpRecord> Record(const Json& obj, int line) const {
-    if (!obj.is_object()) return Error("the line is not a JSON object");
-    DumpRecord r;
-    r.line = line;
-    PARITY_ASSIGN_OR_RETURN(r.seq, Int(obj, "seq", std::nullopt));
-    PARITY_ASSIGN_OR_RETURN(r.rank, Int(obj, "rank", 0));
-    PARITY_ASSIGN_OR_RETURN(r.call, Int(obj, "call", std::nullopt));
-    PARITY_ASSIGN_OR_RETURN(r.name, String(obj, "name"));
-    PARITY_ASSIGN_OR_RETURN(r.op, String(obj, "op"));
-    PARITY_ASSIGN_OR_RETURN(r.pass, String(obj, "pass"));
-    if (r.pass != "forward" && r.pass != "backward") {
-      return Error(fmt::format("'pass' is '{}', expected 'forward' or 'backward'", r.pass));
-    }
-    if (const auto attrs = obj.find("attrs"); attrs != obj.end()) {
-      if (!attrs->is_object()) return Error("'attrs' is not an object");
-      r.attrs = *attrs;
-    }
-    PARITY_ASSIGN_OR_RETURN(r.inputs, TensorList(obj, "inputs"));
-    PARITY_ASSIGN_OR_RETURN(r.outputs, TensorList(obj, "outputs"));
-    if (const auto params = obj.find("params"); params != obj.end()) {
-      if (!params->is_object()) return Error("'params' is not an object");
-      for (auto it = params->begin(); it != params->end(); ++it) {
-        PARITY_ASSIGN_OR_RETURN(DumpTensorRef ref, Tensor(it.value(), "params." + it.key()));
-        r.params.emplace_back(it.key(), std::move(ref));
-      }
-    }
-    if (const auto time = obj.find("time_us"); time != obj.end()) {
-      if (!time->is_number()) return Error("'time_us' is not a number");
-      r.time_us = time->get<double>();
-    }
-    return r;
-  }
-
- private:
-  std::string dir_;
-  std::string where_;
-};
+std::string_view Text(const MappedFile& f) {
+  return std::string_view(reinterpret_cast<const char*>(f.bytes().data()), f.size());
+}
 
 }  // namespace
 
 bool DumpDir::IsDump(const std::string& dir) {
   std::error_code ec;
-  return fs::is_directory(dir, ec) && fs::is_regular_file(fs::path(dir) / "manifest.json", ec);
+  if (!fs::is_directory(dir, ec)) return false;
+  if (fs::is_regular_file(fs::path(dir) / "manifest.json", ec)) return true;
+  for (const auto& [rank, dirs] : RankDirs(dir)) {
+    for (const std::string& d : dirs) {
+      if (fs::is_regular_file(fs::path(d) / "manifest.json", ec)) return true;
+    }
+  }
+  return false;
 }
 
 Result<DumpDir> DumpDir::Open(const std::string& dir) {
-  const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
-  const std::string records_path = (fs::path(dir) / "records.jsonl").string();
-  PARITY_ASSIGN_OR_RETURN(auto manifest, MappedFile::Open(manifest_path));
-  PARITY_ASSIGN_OR_RETURN(auto records, MappedFile::Open(records_path));
-  auto text = [](const MappedFile& f) {
-    return std::string_view(reinterpret_cast<const char*>(f.bytes().data()), f.size());
+  DumpDir dump;
+  dump.path_ = dir;
+  Seen seen;
+  auto add = [&](const std::string& part_dir, std::optional<int64_t> rank) -> Status {
+    PARITY_ASSIGN_OR_RETURN(auto manifest,
+                            MappedFile::Open((fs::path(part_dir) / "manifest.json").string()));
+    PARITY_ASSIGN_OR_RETURN(auto records, MappedFile::Open(RecordsPath(part_dir)));
+    return dump.AddPart(part_dir, rank, Text(*manifest), Text(*records), &seen);
   };
-  return Parse(dir, text(*manifest), text(*records));
+  std::error_code ec;
+  const std::map<int64_t, std::vector<std::string>> ranks =
+      fs::exists(fs::path(dir) / "manifest.json", ec)
+          ? std::map<int64_t, std::vector<std::string>>()
+          : RankDirs(dir);
+  if (ranks.empty()) {
+    PARITY_RETURN_IF_ERROR(add(dir, std::nullopt));
+    return dump;
+  }
+  for (const auto& [rank, dirs] : ranks) {
+    if (dirs.size() > 1) {
+      return Status::Invalid(
+          dir, fmt::format("{} and {} are both rank {}", fs::path(dirs[0]).filename().string(),
+                           fs::path(dirs[1]).filename().string(), rank));
+    }
+    PARITY_RETURN_IF_ERROR(add(dirs[0], rank));
+  }
+  return dump;
 }
 
 Result<DumpDir> DumpDir::Parse(const std::string& dir, std::string_view manifest,
                                std::string_view records) {
   DumpDir dump;
   dump.path_ = dir;
+  Seen seen;
+  PARITY_RETURN_IF_ERROR(dump.AddPart(dir, std::nullopt, manifest, records, &seen));
+  return dump;
+}
+
+Status DumpDir::AddPart(const std::string& dir, std::optional<int64_t> dir_rank,
+                        std::string_view manifest, std::string_view records, Seen* seen) {
+  const std::size_t index = parts_.size();
+  DumpPart part;
+  part.dir = dir;
+  part.dir_rank = dir_rank;
   const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
-  dump.manifest_ = Json::parse(manifest, nullptr, false);
-  if (dump.manifest_.is_discarded() || !dump.manifest_.is_object()) {
+  part.manifest = Json::parse(manifest, nullptr, false);
+  if (part.manifest.is_discarded() || !part.manifest.is_object()) {
     return Status::Invalid(manifest_path, "not a JSON object");
   }
-  const auto format = dump.manifest_.find("format");
-  if (format == dump.manifest_.end() || *format != "parity-dump") {
-    return Status::Invalid(manifest_path, "'format' is not \"parity-dump\"");
+  PARITY_RETURN_IF_ERROR(dump_internal::ReadManifest(manifest_path, &part));
+  if (!parts_.empty()) {
+    // The ranks of one run: what version(), level() and mode() say holds for each.
+    const DumpPart& first = parts_.front();
+    if (part.version != first.version || part.level != first.level || part.mode != first.mode) {
+      return Status::Invalid(
+          manifest_path,
+          fmt::format("version {}, level {}, mode {}; but {} says version {}, level {}, mode {}",
+                      part.version, part.level, part.mode,
+                      (fs::path(first.dir) / "manifest.json").string(), first.version, first.level,
+                      first.mode));
+    }
   }
-  const auto version = dump.manifest_.find("version");
-  if (version == dump.manifest_.end() || *version != 1) {
-    return Status::Invalid(manifest_path, "'version' is not 1 (this parity reads version 1)");
-  }
-  const std::string records_path = (fs::path(dir) / "records.jsonl").string();
-  const std::string_view text = records;
+  parts_.push_back(std::move(part));
+  const DumpPart& added = parts_.back();
+
+  const std::string records_path = RecordsPath(dir);
+  // "first at line L", or at FILE:L when the first lies in another directory.
+  auto first_at = [&](const std::pair<std::size_t, int>& first) {
+    return first.first == index
+               ? fmt::format("line {}", first.second)
+               : fmt::format("{}:{}", RecordsPath(parts_[first.first].dir), first.second);
+  };
   std::size_t pos = 0;
   int line = 0;
-  while (pos < text.size()) {
-    const std::size_t end = text.find('\n', pos);
+  while (pos < records.size()) {
+    const std::size_t end = records.find('\n', pos);
     const bool terminated = end != std::string_view::npos;
-    const std::string_view content = text.substr(pos, (terminated ? end : text.size()) - pos);
-    pos = terminated ? end + 1 : text.size();
+    const std::string_view content = records.substr(pos, (terminated ? end : records.size()) - pos);
+    pos = terminated ? end + 1 : records.size();
     ++line;
     if (content.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string where = fmt::format("{}:{}", records_path, line);
     Json obj = Json::parse(content, nullptr, false);
     if (obj.is_discarded()) {
       if (!terminated) {
-        dump.warnings_.push_back(fmt::format(
+        warnings_.push_back(fmt::format(
             "{}: the last line is cut off (the run stopped while writing it?); ignored", where));
         break;
       }
       return Status::Invalid(where, "not valid JSON");
     }
-    PARITY_ASSIGN_OR_RETURN(DumpRecord record, RecordParser(dir, where).Record(obj, line));
-    dump.records_.push_back(std::move(record));
+    PARITY_ASSIGN_OR_RETURN(DumpRecord record, dump_internal::ReadRecord(obj, line, added, where));
+    record.part = index;
+    const auto [key, new_key] = seen->keys.try_emplace(
+        std::make_tuple(record.rank, record.step, record.name, record.pass, record.call), index,
+        line);
+    if (!new_key) {
+      return Status::Invalid(
+          where, fmt::format("duplicate record (rank {}, step {}, name {}, pass {}, call {}), "
+                             "first at {}",
+                             record.rank, record.step, record.name, record.pass, record.call,
+                             first_at(key->second)));
+    }
+    const auto [seq, new_seq] =
+        seen->seqs.try_emplace(std::make_pair(record.rank, record.seq), index, line);
+    if (!new_seq) {
+      return Status::Invalid(where, fmt::format("duplicate seq {} (rank {}), first at {}",
+                                                record.seq, record.rank, first_at(seq->second)));
+    }
+    records_.push_back(std::move(record));
   }
-  return dump;
+  return Status::Ok();
+}
+
+std::map<std::string, int64_t> DumpDir::Omitted() const {
+  std::map<std::string, int64_t> out;
+  for (const DumpPart& part : parts_) {
+    for (const auto& [op, n] : part.omitted) out[op] += n;
+  }
+  return out;
+}
+
+std::map<int64_t, std::vector<DumpStep>> DumpDir::StepsByRank() const {
+  std::map<int64_t, std::vector<DumpStep>> out;
+  for (const DumpPart& part : parts_) {
+    if (part.steps.empty()) continue;
+    std::vector<DumpStep>& steps = out[part.rank];
+    steps.insert(steps.end(), part.steps.begin(), part.steps.end());
+  }
+  return out;
+}
+
+std::vector<int64_t> DumpDir::Steps() const {
+  std::set<int64_t> steps;
+  for (const DumpRecord& r : records_) steps.insert(r.step);
+  for (const DumpPart& part : parts_) {
+    for (const DumpStep& s : part.steps) steps.insert(s.step);
+  }
+  return {steps.begin(), steps.end()};
+}
+
+std::vector<int64_t> DumpDir::Ranks() const {
+  std::set<int64_t> ranks;
+  for (const DumpRecord& r : records_) ranks.insert(r.rank);
+  for (const DumpPart& part : parts_) {
+    if (part.dir_rank || part.version >= 2) ranks.insert(part.rank);  // the manifest says
+  }
+  return {ranks.begin(), ranks.end()};
 }
 
 std::string DumpDir::Where(const DumpRecord& record) const {
-  return fmt::format("{}:{}", (fs::path(path_) / "records.jsonl").string(), record.line);
+  return fmt::format("{}:{}", RecordsPath(parts_[record.part].dir), record.line);
 }
 
 Result<Tensor> DumpDir::Load(const DumpRecord& record, const DumpTensorRef& ref) const {
   const std::string where = Where(record);
   if (!ref.has_data()) return Status::Invalid(where, "tensor has statistics only, no data");
-  const std::string path = (fs::path(path_) / ref.file).string();
+  const std::string path = (fs::path(parts_[record.part].dir) / ref.file).string();
   if (open_path_ != path || !open_file_) {
     auto opened = OpenTensorFile(path);
     if (!opened.ok()) return opened.status().WithContext(where);

@@ -119,6 +119,7 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
   OpReplay r;
   r.seq = record.seq;
   r.rank = record.rank;
+  r.step = record.step;
   r.call = record.call;
   r.name = record.name;
   r.op = record.op;
@@ -163,7 +164,8 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
       }
     }
     // Judge against the oracle rounded to the recorded dtype, with `auto`'s tolerance.
-    PARITY_ASSIGN_OR_RETURN(Tolerance t, OutputTolerance(record, loaded, i, {&dump.manifest()}));
+    PARITY_ASSIGN_OR_RETURN(Tolerance t,
+                            OutputTolerance(record, loaded, i, {&dump.ManifestFor(record)}));
     const Tensor reference = FromArray(expected, recorded.dtype(), "oracle");
     MetricsOptions options;
     options.rtol = t.criterion == Criterion::kAbsRel ? t.rtol : 0.0;
@@ -218,6 +220,7 @@ Json ReplayReportJson(const ReplayReport& report) {
     Json j = Json::object();
     j["seq"] = r.seq;
     j["rank"] = r.rank;
+    j["step"] = r.step;
     j["name"] = r.name;
     j["op"] = r.op;
     j["pass"] = r.pass;

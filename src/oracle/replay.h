@@ -18,7 +18,7 @@ namespace parity {
 
 /// How one op call fared against the oracle.
 struct OpReplay {
-  int64_t seq = 0, rank = 0, call = 0;
+  int64_t seq = 0, rank = 0, step = 0, call = 0;
   std::string name, op, pass;
   bool replayable = false;
   std::string reason;  ///< why not replayable, or the verdict's one line

@@ -12,6 +12,8 @@ import unittest
 
 import numpy as np
 
+import dump_v2  # tests/cli/dump_v2.py
+
 BIN = os.environ["PARITY_BIN"]
 DATA = os.path.join(os.environ["PARITY_TESTDATA"], "compare")
 with open(os.path.join(DATA, "expected.json")) as f:
@@ -220,6 +222,25 @@ class Directories(unittest.TestCase):
         r = run("/no/such/a.npy", "/no/such/b.npy")
         self.assertEqual(r.returncode, 2)
         self.assertIn("/no/such/a.npy", r.stderr)
+
+
+class Version2Dumps(unittest.TestCase):
+    def test_records_are_matched_across_steps(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a = dump_v2.write_dump(os.path.join(tmp, "a"))
+            # B differs at step 1 only, and wrote step 1's records first.
+            b = dump_v2.write_dump(os.path.join(tmp, "b"), step1_x=dump_v2.X * 1.5,
+                                   reverse=True)
+            r, doc = compare_json(a, b, expect=1)
+            verdicts = {t["name"]: t["verdict"] for t in doc["tensors"]}
+            self.assertEqual(len(verdicts), 10)
+            self.assertEqual(verdicts["enc.relu.forward.0.input.0"], "pass")
+            self.assertEqual(verdicts["step1.enc.relu.forward.0.input.0"], "fail")
+            self.assertEqual(verdicts["step1.enc.relu.forward.0.output.0"], "fail")
+            self.assertEqual(doc["summary"]["structural"], 0)
+            self.assertEqual(doc["summary"]["first_divergence"],
+                             "step1.enc.relu.forward.0.input.0")
+            self.assertEqual(r.stderr, "")  # no record fell back to seq matching
 
 
 if __name__ == "__main__":

@@ -8,16 +8,18 @@ import subprocess
 import tempfile
 import unittest
 
+import dump_v2  # tests/cli/dump_v2.py
+
 BIN = os.environ["PARITY_BIN"]
 DATA = os.environ["PARITY_TESTDATA"]
 CORPUS = os.path.join(DATA, "explain")
 with open(os.path.join(CORPUS, "expected.json")) as f:
     EXPECTED = json.load(f)
 
-OP_FIELDS = {"seq", "rank", "name", "op", "pass", "call", "cause", "reason", "replayed",
+OP_FIELDS = {"seq", "rank", "step", "name", "op", "pass", "call", "cause", "reason", "replayed",
              "local_err_a", "local_err_b", "input_diff", "output_diff", "effective_precision",
              "time_us_a", "time_us_b"}
-ORIGIN_FIELDS = {"seq", "name", "op", "cause", "effective_precision", "reason"}
+ORIGIN_FIELDS = {"seq", "rank", "step", "name", "op", "cause", "effective_precision", "reason"}
 CAUSES = {"identical", "within-rounding", "reduced-precision", "rng-divergence", "nonfinite",
           "inherited", "algorithmic", "structural"}
 
@@ -209,6 +211,144 @@ class BadInput(unittest.TestCase):
 
     def test_no_matching_name(self):
         self.assert_error(explain(*case_dirs("identical"), "--name", "nothing*"), "--name")
+
+
+def inspect(*args):
+    return subprocess.run([BIN, "inspect", *args], capture_output=True, text=True, timeout=60)
+
+
+GENERATORS = [{"cpu": "aa", "cuda:0": "c0"}, {"cpu": "bb", "cuda:0": "c1"}]
+SCALER = [{"scale": 65536.0, "skipped": False}, {"scale": 65536.0, "skipped": False}]
+
+
+class Version2(unittest.TestCase):
+    """Dumps of format version 2 written here with numpy: two steps of the same calls."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.a = dump_v2.write_dump(os.path.join(cls.tmp.name, "a"), generators=GENERATORS,
+                                   scaler=SCALER, omitted={"view": 3, "t": 1})
+        # B: step 1's relu sees other inputs, its cpu generator and its scaler differ there,
+        # and its records of step 1 come first.
+        cls.b = dump_v2.write_dump(
+            os.path.join(cls.tmp.name, "b"), step1_x=dump_v2.X * 1.5, reverse=True,
+            generators=[GENERATORS[0], dict(GENERATORS[1], cpu="XX")],
+            scaler=[SCALER[0], {"scale": 32768.0, "skipped": True}])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_ops_are_matched_by_step(self):
+        r = explain(self.a, self.b, "--json", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        causes = {(o["step"], o["name"]): o["cause"] for o in doc["ops"]}
+        self.assertEqual(len(doc["ops"]), 4)
+        self.assertEqual(causes[(0, "enc.relu")], "identical")
+        self.assertEqual(causes[(1, "enc.relu")], "inherited")
+        self.assertFalse(doc["input_difference"])
+        relu1 = next(o for o in doc["ops"] if (o["step"], o["name"]) == (1, "enc.relu"))
+        self.assertGreater(relu1["input_diff"], 0.1)
+
+    def test_evidence_and_coverage(self):
+        doc = json.loads(explain(self.a, self.b, "--json", "-").stdout)
+        ev = doc["evidence"]
+        self.assertEqual(ev["generators_first_differ"],
+                         {"step": 1, "generators": ["cpu"], "ranks": [0]})
+        self.assertEqual(ev["scaler"]["a"], [65536.0, 65536.0])
+        self.assertEqual(ev["scaler"]["b"], [65536.0, 32768.0])
+        self.assertEqual((ev["scaler"]["skipped_a"], ev["scaler"]["skipped_b"]), ([], [1]))
+        self.assertTrue(ev["scaler"]["differ"])
+        self.assertEqual(ev["scaler"]["first_differ_step"], 1)
+        cov = doc["coverage"]["a"]
+        self.assertEqual((cov["replayable"], cov["compared_only"]), (2, 2))
+        self.assertEqual(cov["omitted"], {"t": 1, "view": 3})
+        self.assertEqual(doc["coverage"]["b"]["omitted"], {})
+        # Against itself: nothing differs.
+        ev = json.loads(explain(self.a, self.a, "--json", "-").stdout)["evidence"]
+        self.assertIsNone(ev["generators_first_differ"])
+        self.assertEqual(ev["generator_steps_compared"], 2)
+        self.assertFalse(ev["scaler"]["differ"])
+
+    def test_text_header(self):
+        r = explain(self.a, self.b)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("generators: first differ at step 1 (cpu)", r.stdout)
+        self.assertIn("scaler: first differs at step 1", r.stdout)
+        self.assertIn("skipped steps A none, B 1", r.stdout)
+        self.assertIn("A: 4 records of 2 ops (2 replayable, 2 compared only), steps 0-1", r.stdout)
+        self.assertIn("4 omitted (t 1, view 3)", r.stdout)
+        self.assertRegex(r.stdout, r"step +seq +name")
+
+    def test_inspect_coverage(self):
+        r = inspect(self.a, "--json", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(len(doc["files"]), 4)  # the tensor files, listed as before
+        self.assertEqual(doc["files"][0]["format"], "npy")
+        cov = doc["coverage"]
+        self.assertEqual(cov, doc["dumps"][0]["coverage"])
+        self.assertEqual(cov["ops"]["relu"],
+                         {"records": 2, "replayable": True, "passes": {"forward": 2}})
+        self.assertEqual(cov["ops"]["addmm"]["replayable"], False)
+        self.assertEqual((cov["records"], cov["replayable"], cov["compared_only"]), (4, 2, 2))
+        self.assertEqual(cov["omitted"], {"t": 1, "view": 3})
+        self.assertEqual((cov["steps"], cov["ranks"]), ([0, 1], [0]))
+        self.assertEqual((cov["version"], cov["level"]), (2, "aten"))
+        r = inspect(self.a)
+        self.assertIn("coverage (version 2, level aten, mode tensors)", r.stdout)
+
+    def test_rank_directories(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for rank in (0, 1):
+                dump_v2.write_dump(os.path.join(tmp, "rank%d" % rank), rank=rank,
+                                   omitted={"view": 1})
+            cov = json.loads(inspect(tmp, "--json", "-").stdout)["coverage"]
+            self.assertEqual((cov["ranks"], cov["records"]), ([0, 1], 8))
+            self.assertEqual(cov["omitted"], {"view": 2})
+            r = explain(tmp, tmp, "--json", "-")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ranks = sorted({o["rank"] for o in json.loads(r.stdout)["ops"]})
+            self.assertEqual(ranks, [0, 1])
+
+    def test_bad_input_is_exit_2_naming_file_and_line(self):
+        ok = {"seq": 0, "name": "x", "op": "addmm", "pass": "forward", "call": 0, "inputs": [],
+              "outputs": [{"dtype": "float32", "shape": [1], "stats": {"mean": 0.0}}]}
+        v1 = {"format": "parity-dump", "version": 1}
+        v2 = {"format": "parity-dump", "version": 2}
+        cases = [
+            ("version3", dict(v2, version=3), [ok],
+             "manifest.json: format version 3 is newer than this parity reads (1 and 2)"),
+            ("version_string", dict(v2, version="2"), [ok],
+             "manifest.json: 'version' is \"2\", not an integer"),
+            ("optimizer_v1", v1, [ok, dict(ok, seq=1, name="o", **{"pass": "optimizer"})],
+             "records.jsonl:2: 'pass' is 'optimizer', which needs format version 2"),
+            ("unknown_pass", v2, [dict(ok, **{"pass": "sideways"})],
+             "records.jsonl:1: 'pass' is 'sideways'"),
+            ("negative_step", v2, [dict(ok, step=-1)], "records.jsonl:1: 'step' is -1"),
+            ("string_step", v2, [dict(ok, step="1")], "records.jsonl:1: 'step' is not an integer"),
+            ("duplicate", v2, [ok, dict(ok, seq=1, name="y"), dict(ok, seq=2)],
+             "records.jsonl:3: duplicate record (rank 0, step 0, name x, pass forward, call 0), "
+             "first at line 1"),
+            ("rank_dir/rank1", dict(v2, rank=1), [dict(ok, rank=0)],
+             "records.jsonl:1: 'rank' is 0, but the record lies in rank1/"),
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, manifest, records, error in cases:
+                root = os.path.join(tmp, name)
+                os.makedirs(root)
+                with open(os.path.join(root, "manifest.json"), "w") as f:
+                    json.dump(manifest, f)
+                with open(os.path.join(root, "records.jsonl"), "w") as f:
+                    f.writelines(json.dumps(r) + "\n" for r in records)
+                dump = os.path.dirname(root) if name.startswith("rank_dir/") else root
+                for r in (explain(self.a, dump), inspect(dump)):
+                    self.assertEqual(r.returncode, 2, name + r.stdout + r.stderr)
+                    self.assertTrue(r.stderr.startswith("parity: error: "), r.stderr)
+                    # The file's path: DUMP/manifest.json, or DUMP/rank1/records.jsonl.
+                    self.assertIn(os.path.join(root, error), r.stderr)
 
 
 if __name__ == "__main__":

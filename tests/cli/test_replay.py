@@ -13,8 +13,8 @@ with open(os.path.join(DATA, "oracle", "expected.json")) as f:
 with open(os.path.join(DATA, "compare", "expected.json")) as f:
     COMPARE = json.load(f)
 
-FIELDS = {"seq", "rank", "name", "op", "pass", "call", "replayable", "reason", "max_abs", "rmse",
-          "rel_rmse", "bound", "tolerance", "within_bound"}
+FIELDS = {"seq", "rank", "step", "name", "op", "pass", "call", "replayable", "reason", "max_abs",
+          "rmse", "rel_rmse", "bound", "tolerance", "within_bound"}
 
 
 def replay(*args):

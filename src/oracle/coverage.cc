@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "oracle/coverage.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/text_table.h"
+#include "oracle/oracle.h"
+#include "oracle/replay.h"
+
+namespace parity {
+namespace {
+
+// "0", "0-2" for a contiguous run, else "0, 2, 5".
+std::string Range(const std::vector<int64_t>& values) {
+  if (values.empty()) return "none";
+  if (values.size() > 1 &&
+      values.back() - values.front() + 1 == static_cast<int64_t>(values.size())) {
+    return fmt::format("{}-{}", values.front(), values.back());
+  }
+  return fmt::format("{}", fmt::join(values, ", "));
+}
+
+constexpr const char* kPasses[] = {"forward", "backward", "optimizer"};
+
+}  // namespace
+
+DumpCoverage CoverageOf(const DumpDir& dump) {
+  DumpCoverage c;
+  c.version = dump.version();
+  c.level = dump.level();
+  c.mode = dump.mode();
+  for (const DumpRecord& r : dump.records()) {
+    ++c.records;
+    auto [it, added] = c.ops.try_emplace(r.op);
+    OpCoverage& op = it->second;
+    if (added) op.replayable = Replayable(r.op);
+    ++op.records;
+    ++op.passes[r.pass];
+    (NotReplayableReason(r).empty() ? c.replayable : c.compared_only) += 1;
+  }
+  c.omitted = dump.Omitted();
+  c.steps = dump.Steps();
+  c.ranks = dump.Ranks();
+  return c;
+}
+
+Json CoverageJson(const DumpCoverage& c) {
+  Json ops = Json::object();
+  for (const auto& [name, op] : c.ops) {
+    Json passes = Json::object();
+    for (const auto& [pass, n] : op.passes) passes[pass] = n;
+    ops[name] = {{"records", op.records}, {"replayable", op.replayable}, {"passes", passes}};
+  }
+  Json omitted = Json::object();
+  for (const auto& [name, n] : c.omitted) omitted[name] = n;
+  return {{"version", c.version},
+          {"level", c.level},
+          {"mode", c.mode},
+          {"records", c.records},
+          {"ops", std::move(ops)},
+          {"replayable", c.replayable},
+          {"compared_only", c.compared_only},
+          {"omitted", std::move(omitted)},
+          {"steps", c.steps},
+          {"ranks", c.ranks}};
+}
+
+std::string CoverageLine(const DumpCoverage& c) {
+  std::string line =
+      fmt::format("{} record{} of {} op{} ({} replayable, {} compared only), step{} {}, rank{} {}",
+                  c.records, c.records == 1 ? "" : "s", c.ops.size(), c.ops.size() == 1 ? "" : "s",
+                  c.replayable, c.compared_only, c.steps.size() == 1 ? "" : "s", Range(c.steps),
+                  c.ranks.size() == 1 ? "" : "s", Range(c.ranks));
+  if (!c.omitted.empty()) {
+    int64_t total = 0;
+    std::vector<std::string> each;
+    for (const auto& [name, n] : c.omitted) {
+      total += n;
+      each.push_back(fmt::format("{} {}", name, n));
+    }
+    line += fmt::format(", {} omitted ({})", total, fmt::join(each, ", "));
+  }
+  return line;
+}
+
+std::string CoverageText(const DumpCoverage& c, const std::string& indent) {
+  std::string out = fmt::format("{}coverage (version {}, level {}, mode {}): {}\n", indent,
+                                c.version, c.level, c.mode, CoverageLine(c));
+  if (c.ops.empty()) return out;
+  Table table({"op", "records", "forward", "backward", "optimizer", "replay"},
+              {false, true, true, true, true, false});
+  for (const auto& [name, op] : c.ops) {
+    std::vector<std::string> row{name, std::to_string(op.records)};
+    for (const char* pass : kPasses) {
+      const auto it = op.passes.find(pass);
+      row.push_back(it == op.passes.end() ? "-" : std::to_string(it->second));
+    }
+    row.push_back(op.replayable ? "yes" : "no");
+    table.AddRow(std::move(row));
+  }
+  out += table.Render(indent + "  ");
+  return out;
+}
+
+}  // namespace parity
