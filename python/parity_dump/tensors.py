@@ -35,6 +35,11 @@ def dtype_name(dtype):
 def to_numpy(tensor):
     """The tensor's data as a C-contiguous numpy array on the CPU, bit for bit: bfloat16 as
     uint16 and float8 as uint8 bit patterns. Copies to the CPU synchronously when needed."""
+    return _bits(_cpu(tensor))
+
+
+def _cpu(tensor):
+    """The tensor detached, on the CPU, C-contiguous, without lazy conj/neg bits."""
     t = tensor.detach()
     if t.device.type != "cpu":
         t = t.cpu()
@@ -42,7 +47,11 @@ def to_numpy(tensor):
         t = t.resolve_conj()
     if t.is_neg():
         t = t.resolve_neg()
-    t = t.contiguous()
+    return t.contiguous()
+
+
+def _bits(t):
+    """to_numpy() of a tensor already through _cpu()."""
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(np.uint16)
     if DTYPE_NAMES.get(t.dtype, "").startswith("float8"):
@@ -50,42 +59,43 @@ def to_numpy(tensor):
     return t.numpy()
 
 
-def _as_float(array, name):
-    """The values of `array` (to_numpy's bits) as a numpy float array."""
-    if name == "bfloat16":
-        return (array.astype(np.uint32) << 16).view(np.float32)
-    if name.startswith("float8"):
-        raise ValueError("float8")
-    return array
-
-
-def stats(array, name):
-    """Statistics of a to_numpy() array of dtype `name` (see the module docstring)."""
-    raw = np.ascontiguousarray(array)
+def stats(tensor):
+    """Statistics of a tensor (see the module docstring), computed with torch on the CPU in
+    a few passes: when the float64 sum is finite every element is (no float32 or narrower
+    value can overflow it), otherwise the finite elements are selected first."""
+    t = _cpu(tensor)
+    raw = _bits(t)
     out = {"nan": 0, "inf": 0, "zero": 0,
            "hash": hashlib.sha256(memoryview(raw).cast("B")).hexdigest()}
-    if raw.size == 0:
+    n = t.numel()
+    if n == 0:
         return out
-    try:
-        values = _as_float(raw, name).reshape(-1)
-    except ValueError:  # float8: widen through torch
-        values = torch.from_numpy(raw).view(getattr(torch, name)).float().numpy().reshape(-1)
-    out["zero"] = int(values.size - np.count_nonzero(values))
-    if values.dtype.kind == "f":
-        finite = np.isfinite(values)
-        if not finite.all():
-            nan = int(np.isnan(values).sum())
-            out["nan"] = nan
-            out["inf"] = int(values.size - int(finite.sum()) - nan)
-            values = values[finite]
-            if values.size == 0:
-                return out
-    wide = values.astype(np.float64)
-    out["min"] = float(wide.min())
-    out["max"] = float(wide.max())
-    out["mean"] = float(wide.mean())
-    l2 = float(np.sqrt(np.dot(wide, wide)))
-    out["l2"] = l2 if math.isfinite(l2) else float(np.linalg.norm(wide))
+    if t.dtype == torch.bool:
+        t = t.to(torch.uint8)
+    wide = t.reshape(-1).to(torch.float64)
+    total = float(wide.sum())
+    if not math.isfinite(total) and t.is_floating_point():
+        nan = int(torch.isnan(wide).sum())
+        finite = torch.isfinite(wide)
+        kept = int(finite.sum())
+        out["nan"], out["inf"] = nan, n - kept - nan
+        if kept == 0:
+            return out
+        wide = wide[finite]
+        total = float(wide.sum())
+        n = kept
+    low, high = torch.aminmax(wide)
+    out["min"], out["max"] = float(low), float(high)
+    if out["min"] <= 0 <= out["max"]:  # else no element is zero
+        out["zero"] = n - int(torch.count_nonzero(wide))
+    mean = total / n
+    l2 = math.sqrt(float(torch.dot(wide, wide)))
+    if not math.isfinite(l2):  # float64 values near overflow: numpy's scaled norm
+        l2 = float(np.linalg.norm(wide.numpy()))
+    if math.isfinite(mean):
+        out["mean"] = mean
+    if math.isfinite(l2):
+        out["l2"] = l2
     return out
 
 
@@ -93,8 +103,7 @@ def _complex_stats(tensor):
     """Statistics of a tensor parity has no dtype for: its real part in float64."""
     real = tensor.detach().cpu()
     real = real.real if real.is_complex() else real
-    array = real.to(torch.float64).contiguous().numpy()
-    return stats(array, "float64")
+    return stats(real.to(torch.float64))
 
 
 class TensorWriter:
@@ -121,9 +130,9 @@ class TensorWriter:
             return {"dtype": "float64", "shape": shape, "stats": _complex_stats(tensor)}
         if tensor.device.type == "meta":
             return {"dtype": name, "shape": shape, "stats": {"nan": 0, "inf": 0, "zero": 0}}
-        array = to_numpy(tensor)
         entry = {"dtype": name, "shape": shape}
         if self.mode == "tensors":
+            array = to_numpy(tensor)
             if self.max_bytes is None or self.saved_bytes + array.nbytes <= self.max_bytes:
                 rel = "tensors/" + (self.file_format % (seq, slot)) + ".npy"
                 np.save(os.path.join(self.dump_dir, rel), array)
@@ -132,5 +141,5 @@ class TensorWriter:
                 return entry
             if self.truncated_at_seq is None:
                 self.truncated_at_seq = seq
-        entry["stats"] = stats(array, name)
+        entry["stats"] = stats(tensor)
         return entry
