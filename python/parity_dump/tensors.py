@@ -6,6 +6,10 @@ An entry is {"dtype", "shape"} plus either "file" (a .npy path relative to the d
 finite), the nan, inf and zero counts, and "hash", the sha256 hex digest of the tensor's raw
 bytes in C order (bfloat16 as its 16-bit patterns). Integer and bool tensors get the same
 statistics, computed in float64.
+
+Statistics are computed with numpy on the tensor's bytes: min and max in the tensor's own
+dtype, the sum and the sum of squares over one float64 copy; no torch op (the capture's own
+ops would otherwise pass through the dispatch machinery) and no multi-threaded BLAS call.
 """
 import hashlib
 import math
@@ -60,43 +64,82 @@ def _bits(t):
 
 
 def stats(tensor):
-    """Statistics of a tensor (see the module docstring), computed with torch on the CPU in
-    a few passes: when the float64 sum is finite every element is (no float32 or narrower
-    value can overflow it), otherwise the finite elements are selected first."""
-    t = _cpu(tensor)
+    """Statistics of a tensor (see the module docstring), its hash included."""
+    out, raw = _stats(_cpu(tensor))
+    out["hash"] = _sha256(raw)
+    return out
+
+
+def _sha256(raw):
+    return hashlib.sha256(memoryview(raw).cast("B")).hexdigest()
+
+
+_NUMPY_FLOATS = (torch.float32, torch.float64, torch.float16)
+_DOT_CHUNK = 8192  # BLAS dot runs single-threaded below 10000 elements (OpenBLAS)
+
+
+def _sum_squares(wide):
+    """The float64 sum of squares of a float64 vector, through BLAS dot in chunks small
+    enough for it to stay on this thread (a threaded BLAS wakes its threads for long
+    vectors, which costs more than the dot on a busy machine)."""
+    n = wide.shape[0]
+    if n <= _DOT_CHUNK:
+        return float(np.dot(wide, wide))
+    total = 0.0
+    for i in range(0, n, _DOT_CHUNK):
+        part = wide[i:i + _DOT_CHUNK]
+        total += float(np.dot(part, part))
+    return total
+
+
+def _stats(t):
+    """(the statistics but "hash", the C-contiguous numpy array of the raw bytes) of a
+    tensor already through _cpu(), computed with numpy without a pass more than needed:
+    min and max in the tensor's own dtype (exact), the sum and the sum of squares over one
+    float64 copy. When that sum is finite every element is (a float32 or narrower value
+    cannot overflow it), otherwise the finite elements are selected first."""
     raw = _bits(t)
-    out = {"nan": 0, "inf": 0, "zero": 0,
-           "hash": hashlib.sha256(memoryview(raw).cast("B")).hexdigest()}
-    n = t.numel()
+    out = {"nan": 0, "inf": 0, "zero": 0}
+    n = raw.size
     if n == 0:
-        return out
-    if t.dtype == torch.bool:
-        t = t.to(torch.uint8)
-    wide = t.reshape(-1).to(torch.float64)
-    total = float(wide.sum())
-    if not math.isfinite(total) and t.is_floating_point():
-        nan = int(torch.isnan(wide).sum())
-        finite = torch.isfinite(wide)
-        kept = int(finite.sum())
+        return out, raw
+    dtype = t.dtype
+    floating = t.is_floating_point()
+    if dtype in _NUMPY_FLOATS or not floating:
+        values = raw.reshape(-1)
+        if dtype == torch.bool:
+            values = values.view(np.uint8)
+    else:  # bfloat16, float8: float32 holds every value exactly
+        values = t.reshape(-1).to(torch.float32).numpy()
+    wide = values.astype(np.float64, copy=False)
+    with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
+        total = float(np.add.reduce(wide))
+    if floating and not math.isfinite(total):
+        finite = np.isfinite(values)
+        kept = int(np.count_nonzero(finite))
+        nan = int(np.count_nonzero(np.isnan(values)))
         out["nan"], out["inf"] = nan, n - kept - nan
         if kept == 0:
-            return out
-        wide = wide[finite]
-        total = float(wide.sum())
+            return out, raw
+        if kept < n:
+            values = values[finite]
+            wide = wide[finite]
+        total = float(np.add.reduce(wide))
         n = kept
-    low, high = torch.aminmax(wide)
-    out["min"], out["max"] = float(low), float(high)
-    if out["min"] <= 0 <= out["max"]:  # else no element is zero
-        out["zero"] = n - int(torch.count_nonzero(wide))
+    low, high = float(values.min()), float(values.max())
+    out["min"], out["max"] = low, high
+    if low <= 0 <= high:  # else no element is zero
+        out["zero"] = int(np.count_nonzero(values == 0))
     mean = total / n
-    l2 = math.sqrt(float(torch.dot(wide, wide)))
+    l2 = math.sqrt(_sum_squares(wide))
     if not math.isfinite(l2):  # float64 values near overflow: numpy's scaled norm
-        l2 = float(np.linalg.norm(wide.numpy()))
+        with np.errstate(all="ignore"):
+            l2 = float(np.linalg.norm(wide))
     if math.isfinite(mean):
         out["mean"] = mean
     if math.isfinite(l2):
         out["l2"] = l2
-    return out
+    return out, raw
 
 
 def _complex_stats(tensor):
