@@ -23,7 +23,7 @@ from .collectives import Collectives
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
 from .scopes import Scopes
-from .tensors import MODES, TensorWriter
+from .tensors import MODES, TensorWriter, storage_address
 
 try:
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -196,7 +196,10 @@ class Capture:
         self.started = True
         self.records = RecordsFile(self.dir)
         file_format = ("r%d_%%06d_%%s" % self.rank) if self.level == "modules" else "%06d_%s"
-        self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format)
+        # At level "aten" every write to a tensor passes through _on_op (or a collective):
+        # statistics of unchanged tensors are reused.
+        self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
+                                   reuse=self.level == "aten")
         self.seq = 0
         self.calls = {}
         self.omitted = collections.Counter()
@@ -213,7 +216,8 @@ class Capture:
             for name, p in self.model.named_parameters():
                 self.param_names.setdefault(id(p), name)
         self.scopes = Scopes(self.model, self.level == "aten" and self.backward)
-        self.collectives = Collectives(self._recording, self._record_collective)
+        self.collectives = Collectives(self._recording, self._record_collective,
+                                       self.writer.forget)
         self.saved_hooks = []
         self.saved_autograd = {}
         self.modules_recorder = None
@@ -293,6 +297,7 @@ class Capture:
         self.busy = True
         try:
             self.calls = {}
+            self.writer.forget()
             self.step_records = 0
             self.optimizer_steps = 0
             self.in_optimizer = 0
@@ -340,6 +345,7 @@ class Capture:
 
     def _deactivate(self):
         self.active = False
+        self.writer.forget()
         if self.level == "aten":
             self.mode_obj.__exit__(None, None, None)
         self.collectives.remove()
@@ -463,9 +469,21 @@ class Capture:
 
     # --- aten ops --------------------------------------------------------------------------
     def _on_op(self, func, args, kwargs):
-        if self.busy or _PAUSED[0] or not self.active:
+        if self.busy or not self.active:
             return func(*args, **kwargs)
         op = aten.info(func)
+        if op.mutated:  # recorded or not, the writer learns which storages it writes
+            written = aten.mutated_tensors(op, args, kwargs)
+            before = [storage_address(t) for t in written]
+            try:
+                return self._dispatch(op, func, args, kwargs, (written, before))
+            finally:
+                self.writer.written(written, before)
+        return self._dispatch(op, func, args, kwargs, None)
+
+    def _dispatch(self, op, func, args, kwargs, writes):
+        if _PAUSED[0]:
+            return func(*args, **kwargs)
         if op.omitted:
             self.omitted[op.name] += 1
             return func(*args, **kwargs)
@@ -474,11 +492,11 @@ class Capture:
             return func(*args, **kwargs)
         self.busy = True
         try:
-            return self._record_op(op, func, args, kwargs, pass_, module)
+            return self._record_op(op, func, args, kwargs, pass_, module, writes)
         finally:
             self.busy = False
 
-    def _record_op(self, op, func, args, kwargs, pass_, module):
+    def _record_op(self, op, func, args, kwargs, pass_, module, writes=None):
         inputs, attrs = aten.bind(op, args, kwargs)
         name = module + "." + op.name if module else op.name
         record = self._head(name, module, op.name, op.overload, pass_, attrs)
@@ -502,6 +520,8 @@ class Capture:
             raise
         self._sync(tensors)
         elapsed = time.perf_counter() - start
+        if writes is not None:  # before the outputs: an in-place op's output is its input
+            self.writer.written(*writes)
         outs = aten.flatten_tensors(result)
         if not outs and op.returns_nothing:
             outs = aten.mutated_tensors(op, args, kwargs)
@@ -550,6 +570,7 @@ class Capture:
                 raise
             if async_op and result is not None and hasattr(result, "wait"):
                 result.wait()
+            self.writer.forget()  # it wrote outside aten dispatch
             record["outputs"] = [self.writer.entry(t, seq, "out%d" % i)
                                  for i, t in enumerate(written())]
             self._emit(record)

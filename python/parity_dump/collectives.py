@@ -60,11 +60,14 @@ def _attr(name, value):
 
 class Collectives:
     """Installs and removes the wrappers for one capture; `record(name, inputs, outputs,
-    attrs)` is the capture's callback, `recording()` whether a call should be recorded now."""
+    attrs)` is the capture's callback, `recording()` whether a call should be recorded now,
+    `written()` is called after every collective, recorded or not (they write tensors outside
+    aten dispatch)."""
 
-    def __init__(self, recording, record):
+    def __init__(self, recording, record, written=None):
         self.recording = recording
         self.record = record
+        self.written = written or (lambda: None)
         self.saved = {}
 
     def install(self):
@@ -93,6 +96,12 @@ class Collectives:
             signature = None
 
         def wrapper(*args, **kwargs):
+            try:
+                return call(*args, **kwargs)
+            finally:
+                self.written()  # writes outside aten dispatch
+
+        def call(*args, **kwargs):
             if signature is None or not self.recording():
                 return orig(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)

@@ -8,12 +8,13 @@ bytes in C order (bfloat16 as its 16-bit patterns). Integer and bool tensors get
 statistics, computed in float64.
 
 Statistics are computed with numpy on the tensor's bytes: min and max in the tensor's own
-dtype, the sum and the sum of squares over one float64 copy; no torch op (the capture's own
-ops would otherwise pass through the dispatch machinery) and no multi-threaded BLAS call.
+dtype, the sum and the sum of squares over one float64 copy, with no multi-threaded BLAS
+call.
 """
 import hashlib
 import math
 import os
+import weakref
 
 import numpy as np
 import torch
@@ -152,9 +153,17 @@ def _complex_stats(tensor):
 class TensorWriter:
     """Turns tensors into entries: files under `dump_dir`/tensors in mode "tensors" until
     `max_bytes` would be exceeded (then statistics, and `truncated_at_seq` is the first record
-    whose tensor was not saved), statistics only in mode "stats"."""
+    whose tensor was not saved), statistics only in mode "stats".
 
-    def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s"):
+    With `reuse` (for a caller that reports every write to a tensor through written(), as
+    the aten-level capture does), the statistics of a tensor met again unchanged (an op's
+    output read by the next op) are those computed before: a tensor is unchanged while it
+    is the same object, with the same version counter, data pointer, shape and strides, and
+    no op wrote to its storage since (written() forgets every tensor of the storages an op
+    writes, so that writes through `.data` or another view count too)."""
+
+    def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s",
+                 reuse=False):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.dump_dir = dump_dir
@@ -163,6 +172,46 @@ class TensorWriter:
         self.file_format = file_format
         self.saved_bytes = 0
         self.truncated_at_seq = None
+        self.reuse = reuse
+        self.seen = {}      # id(tensor) -> (weak reference, identity, storage, stats)
+        self.storages = {}  # storage address -> ids in seen
+
+    def forget(self):
+        """Forgets every tensor met (a step boundary, or writes the caller cannot see)."""
+        self.seen.clear()
+        self.storages.clear()
+
+    def written(self, tensors, storages=()):
+        """Forgets the tensors that share storage with `tensors` (written by an op) or whose
+        storage address is in `storages` (their addresses before the op: an out= argument
+        may be resized to new storage)."""
+        if not self.seen:
+            return
+        pop = self.seen.pop
+        for t in tensors:
+            pop(id(t), None)
+        for address in set(storages).union(map(storage_address, tensors)):
+            for key in self.storages.pop(address, ()):
+                pop(key, None)
+
+    def _reused_stats(self, tensor, shape):
+        """(stats or None, key to remember them under or None)."""
+        try:
+            ident = (tensor._version, tensor.data_ptr(), shape, tensor.stride(), tensor.dtype)
+        except RuntimeError:  # inference tensors have no version counter; no data pointer
+            return None, None
+        hit = self.seen.get(id(tensor))
+        if hit is not None and hit[1] == ident and hit[0]() is tensor:
+            return hit[3], None
+        return None, ident
+
+    def _remember(self, tensor, ident, result):
+        if len(self.seen) > 100000:
+            self.forget()
+        address = storage_address(tensor)
+        key = id(tensor)
+        self.seen[key] = (weakref.ref(tensor), ident, address, result)
+        self.storages.setdefault(address, []).append(key)
 
     def entry(self, tensor, seq, slot):
         """The entry of `tensor` for record `seq` (slot "in0", "out1", ...), its data written
@@ -184,5 +233,22 @@ class TensorWriter:
                 return entry
             if self.truncated_at_seq is None:
                 self.truncated_at_seq = seq
-        entry["stats"] = stats(tensor)
+        if self.reuse:
+            result, ident = self._reused_stats(tensor, tuple(shape))
+            if result is None:
+                result = stats(tensor)
+                if ident is not None:
+                    self._remember(tensor, ident, result)
+            entry["stats"] = result
+        else:
+            entry["stats"] = stats(tensor)
         return entry
+
+
+def storage_address(tensor):
+    """The address of the tensor's storage (where its element at offset 0 is), None for a
+    tensor without one (meta, sparse, ...)."""
+    try:
+        return tensor.data_ptr() - tensor.storage_offset() * tensor.element_size()
+    except (RuntimeError, NotImplementedError):
+        return None

@@ -336,6 +336,50 @@ class Capturing(unittest.TestCase):
         self.assertEqual((s["min"], s["max"], s["mean"], s["zero"]), (1.0, 3.0, 7 / 3, 0))
         self.assertEqual(cumsum["outputs"][0]["dtype"], "int64")
 
+    def test_stats_of_tensors_written_between_ops(self):
+        """Statistics of a tensor met again are reused only while nothing wrote to it: an
+        in-place op, a write through .data or another view (no version bump on the tensor),
+        an out= argument, an in-place op inside paused(), an in-place fill."""
+        def program():
+            torch.manual_seed(3)
+            x = torch.randn(64)
+            y = x * 2
+            y.add_(1)                   # in-place: its output is its input, changed
+            a = y * 1
+            y.data.mul_(3)              # through .data: y's version does not move
+            b = y + 0
+            y[:8].fill_(-1.0)           # through a view
+            c = y + 0
+            torch.mul(x, 4, out=y)      # out=
+            d = y + 0
+            with parity_dump.paused():
+                y.sub_(5)               # not recorded, still a write
+            e = y + 0
+            y.uniform_()                # an in-place fill (no input)
+            f = y + 0
+            y.detach().zero_()          # through detach()
+            g = y.sin()
+            return a, b, c, d, e, f, g
+
+        entries = {}
+        for mode in ("tensors", "stats"):
+            out = self.path(mode)
+            with parity_dump.capture(None, out, mode=mode):
+                program()
+            entries[mode] = records(out)
+        tensors, stats = entries["tensors"], entries["stats"]
+        self.assertEqual([r["op"] for r in tensors], [r["op"] for r in stats])
+        checked = 0
+        for ra, rb in zip(tensors, stats):
+            for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
+                raw = np.load(os.path.join(self.path("tensors"), ea["file"]))
+                self.assertEqual(eb["stats"]["hash"], hashlib.sha256(raw.tobytes()).hexdigest(),
+                                 (rb["seq"], rb["op"]))
+                if raw.size:
+                    self.assertEqual(eb["stats"]["max"], float(raw.max()), (rb["seq"], rb["op"]))
+                checked += 1
+        self.assertGreater(checked, 20)
+
     def test_max_bytes(self):
         out = self.path("d")
         train("cnn", steps=1, out=out, max_bytes=20000)
