@@ -1,224 +1,629 @@
 # SPDX-License-Identifier: Apache-2.0
-"""capture(): records op calls into a parity-dump directory, one flushed line per call."""
+"""Capture: records every op of a training step (forward, backward, optimizer) into a
+parity-dump directory, format version 2 (docs/DESIGN.md, "Dump directories").
+
+    with parity_dump.capture(model, "dump", optimizer=opt) as cap:
+        for batch in data:
+            train_step(model, batch, opt)
+            cap.step()
+
+or, where a `with` block does not fit, dbg = parity_dump.Capture(...); dbg.start(); ...;
+dbg.step(); ...; dbg.stop().
+"""
+import collections
 import contextlib
-import fcntl
-import json
+import fnmatch
 import os
 import time
 
-import numpy as np
 import torch
-from torch.overrides import TorchFunctionMode
 
-from . import ops as op_table
+from . import aten, evidence
+from .collectives import Collectives
+from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
+from .scopes import Scopes
+from .tensors import MODES, TensorWriter, storage_address
 
-_DTYPE_NAMES = {
-    torch.bool: "bool", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-    torch.int64: "int64", torch.uint8: "uint8", torch.float16: "float16",
-    torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64",
-}
-for _name in ("float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"):
-    if hasattr(torch, _name):
-        _DTYPE_NAMES[getattr(torch, _name)] = _name
+try:
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError:  # a torch without Python dispatch modes: level="modules" only
+    TorchDispatchMode = None
 
-
-def _stats(t):
-    """min, max, mean, l2 over the finite elements, with NaN and Inf counts."""
-    x = t.detach().to(torch.float64).flatten()
-    finite = torch.isfinite(x)
-    f = x[finite]
-    out = {"nan": int(torch.isnan(x).sum()), "inf": int(torch.isinf(x).sum())}
-    if f.numel():
-        out.update(min=float(f.min()), max=float(f.max()), mean=float(f.mean()),
-                   l2=float(torch.linalg.vector_norm(f)))
-    return out
+LEVELS = ("aten", "modules")
+_PAUSED = [0]  # paused() depth, for every capture of this process
 
 
-class _Recorder:
-    def __init__(self, out_dir, ops, backward, max_bytes, timing, rank):
-        self.out_dir = out_dir
-        self.ops = set(ops if ops is not None else op_table.ALL_OPS)
-        self.backward = backward
+@contextlib.contextmanager
+def paused():
+    """Within this block no capture of this process records anything or counts omitted ops
+    (the step counter still moves with cap.step())."""
+    _PAUSED[0] += 1
+    try:
+        yield
+    finally:
+        _PAUSED[0] -= 1
+
+
+def _rank_and_world(rank):
+    dist = getattr(torch, "distributed", None)
+    r, w = 0, 1
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        r, w = dist.get_rank(), dist.get_world_size()
+    if rank is not None:
+        r = int(rank)
+    return r, w
+
+
+class _Patterns:
+    """fnmatch globs: a pattern starting with "!" excludes; a name is selected when it matches
+    no exclusion and, if there are inclusions, at least one of them."""
+
+    def __init__(self, patterns):
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        patterns = list(patterns or [])
+        self.include = [p for p in patterns if not p.startswith("!")]
+        self.exclude = [p[1:] for p in patterns if p.startswith("!")]
+        self.everything = not patterns
+
+    def __call__(self, name):
+        if self.everything:
+            return True
+        if any(fnmatch.fnmatchcase(name, p) for p in self.exclude):
+            return False
+        return not self.include or any(fnmatch.fnmatchcase(name, p) for p in self.include)
+
+
+if TorchDispatchMode is not None:
+    class _DispatchMode(TorchDispatchMode):
+        """Hands every aten call beneath autograd and autocast to the capture."""
+
+        def __init__(self, capture):
+            super().__init__()
+            self.capture = capture
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return self.capture._on_op(func, args, kwargs or {})
+
+
+class Capture:
+    """One capture into one dump directory (per rank).
+
+    Args:
+      model: the torch.nn.Module whose submodule paths name the records (None: no module
+        scopes; records are named after the op).
+      out: the dump directory; it must be missing or empty and writable (else start() raises
+        DumpDirectoryError). With torch.distributed initialised and world_size > 1 the dump
+        is out/rank<N>/.
+      ops: op-name globs to record ("addmm", "_foreach_*"; "!pattern" excludes). Default:
+        every op (level "aten"), the replayable ops of ops.ALL_OPS (level "modules", where
+        "module" adds container modules' records).
+      backward: record the backward pass (default: True at level "aten", False at level
+        "modules", where it records leaf modules' gradients).
+      max_bytes: tensor bytes to save as files; past it tensors are recorded as statistics
+        and the manifest says "truncated_at_seq".
+      timing: record each call's wall time as time_us (the device synchronised around it).
+      rank: the rank to record (default torch.distributed's, else 0).
+      level: "aten" (every aten op, beneath autograd and autocast) or "modules" (version 1's
+        functional ops named after leaf modules, through TorchFunctionMode).
+      mode: "tensors" (.npy files) or "stats" (statistics only, no files).
+      optimizer: an optimizer, or a list of them: the ops of its step() are pass "optimizer",
+        and save_grads / save_optimizer_state read it.
+      scaler: a torch GradScaler (or anything with get_scale()): its scale and skipped steps
+        go into the manifest (see evidence.scaler_entry).
+      steps: the steps to capture (a range or any container of step numbers; default all).
+      every: capture only steps divisible by it. Outside the window the capture is not
+        installed at all; a step costs a counter.
+      modules: module-path globs to record ("encoder.*", "!encoder.layers.1.*"); ops outside
+        any module have path "".
+      save_grads: after each captured optimizer step, a record per parameter with a gradient:
+        pass "optimizer", op "grad", module the parameter's name, name "<param>.grad", the
+        gradient as its only output.
+      save_optimizer_state: likewise per optimizer state entry: op "optimizer_state", name
+        "<param>.<key>" (e.g. "fc.weight.exp_avg"), attrs {"key": key}, the tensor as output
+        (a non-tensor entry as attrs "value", no output).
+
+    Records (version 2): seq (per dump, never restarting), step (from 0, moved by step()),
+    rank, name ("<module path>.<op>", or "<op>" outside any module or at the root), module,
+    op (aten name without namespace or overload), overload, pass, call (per step, name and
+    pass, from 0), attrs (aten.bind), inputs (schema order, "arg" and for tensor lists
+    "index"), params ({} at level "aten"), outputs (returned tensors flattened; for ops that
+    return nothing, the tensors they wrote).
+
+    Passes: ops inside backward (torch.autograd.backward / grad, or an autograd node
+    executing) are "backward", attributed to the module whose forward made the node (module
+    "" when unknown, see scopes.py); ops inside the optimizer's step() are "optimizer"
+    (module ""); all others are "forward", zero_grad's fills included (none with
+    set_to_none=True).
+
+    Manifest steps: steps[i].generators is the generator state at the start of the step
+    (before its first op), taken at start() or step(); the entry of the step running when
+    stop() is called (possibly empty: a loop that calls step() after each step leaves one)
+    is completed at stop(). records counts the records of the step.
+    """
+
+    def __init__(self, model, out, ops=None, backward=None, max_bytes=None, timing=False,
+                 rank=None, *, level="aten", mode="tensors", optimizer=None, scaler=None,
+                 steps=None, every=None, modules=None, save_grads=False,
+                 save_optimizer_state=False):
+        if level not in LEVELS:
+            raise ValueError("level must be one of %s, not %r" % (", ".join(LEVELS), level))
+        if level == "aten" and TorchDispatchMode is None:
+            raise RuntimeError("this torch has no TorchDispatchMode: use level=\"modules\"")
+        if mode not in MODES:
+            raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
+        if every is not None and int(every) < 1:
+            raise ValueError("every must be a positive number of steps, not %r" % (every,))
+        self.model = model
+        self.out = out
+        self.level = level
+        self.mode = mode
+        self.backward = (level == "aten") if backward is None else bool(backward)
         self.max_bytes = max_bytes
         self.timing = timing
-        self.rank = rank
-        self.saved_bytes = 0
+        self.rank_arg = rank
+        if optimizer is None:
+            self.optimizers = []
+        elif isinstance(optimizer, (list, tuple)):
+            self.optimizers = list(optimizer)
+        else:
+            self.optimizers = [optimizer]
+        self.scaler = scaler
+        self.window = steps
+        self.every = None if every is None else int(every)
+        self.ops_spec = ops
+        self.select_op = _Patterns(ops) if level == "aten" else None
+        self.select_module = _Patterns(modules)
+        self.modules_spec = modules
+        self.save_grads = save_grads
+        self.save_optimizer_state = save_optimizer_state
+        self.started = False
+        self.stopped = False
+        self.active = False
+        self.dir = None
+        self.step_index = 0
+
+    # --- public ----------------------------------------------------------------------------
+    def start(self):
+        """Checks and creates the dump directory (DumpDirectoryError before anything runs),
+        writes the manifest and, when step 0 is captured, installs the capture. Returns
+        self."""
+        if self.started:
+            raise RuntimeError("this Capture was already started")
+        self.rank, self.world_size = _rank_and_world(self.rank_arg)
+        self.dir = prepare(self.out, self.rank, self.world_size)
+        self.started = True
+        self.records = RecordsFile(self.dir)
+        file_format = ("r%d_%%06d_%%s" % self.rank) if self.level == "modules" else "%06d_%s"
+        # At level "aten" every write to a tensor passes through _on_op (or a collective):
+        # statistics of unchanged tensors are reused.
+        self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
+                                   reuse=self.level == "aten")
         self.seq = 0
         self.calls = {}
-        self.module_stack = []  # (qualified name, module)
-        self.busy = False       # inside a recorded call: nested calls are its own business
-        os.makedirs(os.path.join(out_dir, "tensors"), exist_ok=True)
-        self.records = open(os.path.join(out_dir, "records.jsonl"), "a")
+        self.omitted = collections.Counter()
+        self.busy = False
+        self.in_backward = 0
+        self.in_optimizer = 0
+        self.optimizer_steps = 0
+        self.step_records = 0
+        self.current = None  # this step's manifest entry
+        self.scale_at_start = None
+        self.selected_cache = {}
+        self.param_names = {}
+        if self.model is not None:
+            for name, p in self.model.named_parameters():
+                self.param_names.setdefault(id(p), name)
+        self.scopes = Scopes(self.model, self.level == "aten" and self.backward)
+        self.collectives = Collectives(self._recording, self._record_collective,
+                                       self.writer.forget)
+        self.saved_hooks = []
+        self.saved_autograd = {}
+        self.modules_recorder = None
+        if self.level == "modules":
+            from .modules_level import ModulesRecorder
+            self.modules_recorder = ModulesRecorder(self, self.ops_spec)
+        device = "cpu"
+        if self.model is not None:
+            first = next(self.model.parameters(), None)
+            if first is not None:
+                device = str(first.device)
+        self.doc = manifest(device, rank=self.rank)
+        self.doc.update({
+            "version": 2, "level": self.level, "rank": self.rank,
+            "world_size": self.world_size, "mode": self.mode, "omitted": {}, "steps": [],
+            "capture": {"backward": self.backward, "ops": _listed(self.ops_spec),
+                        "modules": _listed(self.modules_spec), "max_bytes": self.max_bytes,
+                        "steps": _window(self.window), "every": self.every,
+                        "optimizer": bool(self.optimizers), "scaler": self.scaler is not None,
+                        "save_grads": self.save_grads,
+                        "save_optimizer_state": self.save_optimizer_state}})
+        if self._captured(0):
+            self._activate()
+            self._begin_step()
+        self._write_manifest()
+        return self
 
-    def close(self):
-        self.records.close()
+    def step(self):
+        """Marks a step boundary: the records that follow carry the next step number. At a
+        captured step's end the manifest is rewritten; outside the window this is a counter
+        increment."""
+        if not self.started or self.stopped:
+            raise RuntimeError("step() needs a started, not stopped Capture")
+        was = self.active
+        if was:
+            self._end_step()
+        self.step_index += 1
+        if self._captured(self.step_index):
+            if not self.active:
+                self._activate()
+            self._begin_step()
+        elif self.active:
+            self._deactivate()
+        if was or self.active:
+            self._write_manifest()
 
-    # --- naming ------------------------------------------------------------------------------
-    def name_for(self, op):
-        if not self.module_stack:
-            return op
-        path, module = self.module_stack[-1]
-        leaf = next(module.children(), None) is None
-        if leaf and op_table.MODULE_OPS.get(type(module)) == op and path:
-            return path
-        return "%s.%s" % (path, op) if path else op
+    def stop(self):
+        """Completes the running step's manifest entry, removes everything the capture
+        installed (modes, hooks, wrappers: the model and optimizer are left as they were),
+        and closes the dump. Calling it twice is harmless."""
+        if not self.started or self.stopped:
+            return
+        self.stopped = True
+        try:
+            if self.active:
+                self._end_step()
+        finally:
+            if self.active:
+                self._deactivate()
+            self._write_manifest()
+            self.records.close()
 
-    def next_call(self, name, pass_):
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        self.stop()
+        return False
+
+    # --- window and step entries -----------------------------------------------------------
+    def _captured(self, step):
+        if self.every is not None and step % self.every:
+            return False
+        return self.window is None or step in self.window
+
+    def _begin_step(self):
+        self.busy = True
+        try:
+            self.calls = {}
+            self.writer.forget()
+            self.step_records = 0
+            self.optimizer_steps = 0
+            self.in_optimizer = 0
+            self.scopes.reset()
+            self.current = {"step": self.step_index, "generators": evidence.generator_digests(),
+                            "records": 0}
+            self.doc["steps"].append(self.current)
+            if self.scaler is not None:
+                self.scale_at_start = evidence.scaler_scale(self.scaler)
+        finally:
+            self.busy = False
+
+    def _end_step(self):
+        self.busy = True
+        try:
+            cur = self.current
+            cur["records"] = self.step_records
+            if self.scaler is not None and (self.step_records or self.optimizer_steps
+                                            or not self.stopped):
+                cur["scaler"] = evidence.scaler_entry(
+                    self.scale_at_start, evidence.scaler_scale(self.scaler),
+                    self.optimizer_steps, bool(self.optimizers))
+        finally:
+            self.busy = False
+
+    def _write_manifest(self):
+        self.doc["omitted"] = dict(sorted(self.omitted.items()))
+        if self.writer.truncated_at_seq is not None:
+            self.doc["truncated_at_seq"] = self.writer.truncated_at_seq
+        write_manifest(self.dir, self.doc)
+
+    # --- installing ------------------------------------------------------------------------
+    def _activate(self):
+        self.active = True
+        self.scopes.install()
+        if self.modules_recorder is not None:
+            self.modules_recorder.install()
+        self._patch_autograd()
+        for opt in self.optimizers:
+            self._hook_optimizer(opt)
+        self.collectives.install()
+        if self.level == "aten":
+            self.mode_obj = _DispatchMode(self)
+            self.mode_obj.__enter__()
+
+    def _deactivate(self):
+        self.active = False
+        self.writer.forget()
+        if self.level == "aten":
+            self.mode_obj.__exit__(None, None, None)
+        self.collectives.remove()
+        for undo in reversed(self.saved_hooks):
+            undo()
+        self.saved_hooks = []
+        for name, orig in self.saved_autograd.items():
+            setattr(torch.autograd, name, orig)
+        self.saved_autograd = {}
+        if self.modules_recorder is not None:
+            self.modules_recorder.remove()
+        self.scopes.remove()
+
+    def _patch_autograd(self):
+        for name in ("backward", "grad"):
+            orig = getattr(torch.autograd, name)
+            self.saved_autograd[name] = orig
+            setattr(torch.autograd, name, self._in_backward(orig))
+
+    def _in_backward(self, orig):
+        def wrapper(*args, **kwargs):
+            self.in_backward += 1
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                self.in_backward -= 1
+                if not self.in_backward:
+                    self.scopes.node_stack.clear()
+        wrapper.__wrapped__ = orig
+        wrapper.__doc__ = orig.__doc__
+        wrapper.__name__ = orig.__name__
+        return wrapper
+
+    def _hook_optimizer(self, opt):
+        if hasattr(opt, "register_step_pre_hook") and hasattr(opt, "register_step_post_hook"):
+            pre = opt.register_step_pre_hook(lambda o, args, kwargs: self._optimizer_enter())
+            post = opt.register_step_post_hook(lambda o, args, kwargs: self._optimizer_exit(o))
+            self.saved_hooks.append(pre.remove)
+            self.saved_hooks.append(post.remove)
+            return
+        had = "step" in opt.__dict__
+        previous = opt.__dict__.get("step")
+        inner = opt.step
+
+        def step(*args, **kwargs):
+            if not self.active:
+                return inner(*args, **kwargs)
+            self._optimizer_enter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self._optimizer_exit(opt)
+
+        opt.step = step
+
+        def undo():
+            if opt.__dict__.get("step") is step:  # else someone wrapped ours: leave theirs
+                if had:
+                    opt.step = previous
+                else:
+                    del opt.step
+        self.saved_hooks.append(undo)
+
+    def _optimizer_enter(self):
+        self.in_optimizer += 1
+
+    def _optimizer_exit(self, opt):
+        self.in_optimizer = max(0, self.in_optimizer - 1)
+        self.optimizer_steps += 1
+        if self.active and not _PAUSED[0] and (self.save_grads or self.save_optimizer_state):
+            self.busy = True
+            try:
+                self._save_optimizer(opt)
+            finally:
+                self.busy = False
+
+    # --- where an op runs ------------------------------------------------------------------
+    def _where(self):
+        """(pass, module path) of the op running now."""
+        if self.in_optimizer:
+            return "optimizer", ""
+        if self.level == "aten":
+            module = self.scopes.backward_module()
+            if module is not None:
+                return "backward", module
+        if self.in_backward:
+            return "backward", ""
+        return "forward", self.scopes.forward_module()
+
+    def _recording(self):
+        return self.active and not self.busy and not _PAUSED[0]
+
+    def _selected(self, op, module):
+        key = (op, module)
+        hit = self.selected_cache.get(key)
+        if hit is None:
+            hit = self.selected_cache[key] = (
+                (self.select_op is None or self.select_op(op)) and self.select_module(module))
+        return hit
+
+    def _next_call(self, name, pass_):
         key = (name, pass_)
         call = self.calls.get(key, 0)
         self.calls[key] = call + 1
         return call
 
-    # --- tensors -----------------------------------------------------------------------------
-    def save(self, tensor, seq, slot):
-        t = tensor.detach()
-        dtype = _DTYPE_NAMES.get(t.dtype)
-        if dtype is None:  # complex and other dtypes parity does not read: statistics only
-            return {"dtype": "float64", "shape": list(t.shape), "stats": _stats(t.real)}
-        entry = {"dtype": dtype, "shape": list(t.shape)}
-        nbytes = t.numel() * t.element_size()
-        if self.max_bytes is not None and self.saved_bytes + nbytes > self.max_bytes:
-            entry["stats"] = _stats(t) if t.numel() else {"nan": 0, "inf": 0}
-            return entry
-        t = t.cpu().contiguous()
-        if t.dtype == torch.bfloat16:
-            array = t.view(torch.int16).numpy().view(np.uint16)  # bits, as docs/DESIGN.md says
-        elif dtype.startswith("float8"):
-            array = t.view(torch.uint8).numpy()
-        else:
-            array = t.numpy()
-        rel = "tensors/r%d_%06d_%s.npy" % (self.rank, seq, slot)
-        np.save(os.path.join(self.out_dir, rel), array)
-        self.saved_bytes += nbytes
-        entry["file"] = rel
-        return entry
+    def _head(self, name, module, op, overload, pass_, attrs):
+        seq = self.seq
+        self.seq += 1
+        return {"seq": seq, "step": self.step_index, "rank": self.rank, "name": name,
+                "module": module, "op": op, "overload": overload, "pass": pass_,
+                "call": self._next_call(name, pass_), "attrs": attrs}
 
-    def write(self, record):
-        line = json.dumps(record, allow_nan=False) + "\n"
-        # Ranks of one run may share the directory: one whole line at a time.
-        fcntl.flock(self.records, fcntl.LOCK_EX)
-        try:
-            self.records.write(line)
-            self.records.flush()
-        finally:
-            fcntl.flock(self.records, fcntl.LOCK_UN)
+    def _emit(self, record):
+        self.records.write(record)
+        self.step_records += 1
 
-    # --- calls -------------------------------------------------------------------------------
     def _sync(self, tensors):
         if self.timing and torch.cuda.is_available() and any(t.is_cuda for t in tensors):
             torch.cuda.synchronize()
 
-    def record_call(self, op, func, args, kwargs, pass_="forward"):
-        inputs, params, attrs = op_table.bind(op, args, kwargs)
-        name = self.name_for(op)
-        seq = self.seq
-        self.seq += 1
-        record = {"seq": seq, "rank": self.rank, "name": name, "op": op, "pass": pass_,
-                  "call": self.next_call(name, pass_), "attrs": attrs}
-        # Inputs are saved before the call: an in-place op would change them.
-        record["inputs"] = [self.save(t, seq, "in%d" % i) for i, t in enumerate(inputs)]
-        record["params"] = {k: self.save(v, seq, k) for k, v in params.items()}
-        self._sync(inputs)
+    # --- aten ops --------------------------------------------------------------------------
+    def _on_op(self, func, args, kwargs):
+        if self.busy or not self.active:
+            return func(*args, **kwargs)
+        op = aten.info(func)
+        if op.mutated:  # recorded or not, the writer learns which storages it writes
+            written = aten.mutated_tensors(op, args, kwargs)
+            before = [storage_address(t) for t in written]
+            try:
+                return self._dispatch(op, func, args, kwargs, (written, before))
+            finally:
+                self.writer.written(written, before)
+        return self._dispatch(op, func, args, kwargs, None)
+
+    def _dispatch(self, op, func, args, kwargs, writes):
+        if _PAUSED[0]:
+            return func(*args, **kwargs)
+        if op.omitted:
+            self.omitted[op.name] += 1
+            return func(*args, **kwargs)
+        pass_, module = self._where()
+        if (pass_ == "backward" and not self.backward) or not self._selected(op.name, module):
+            return func(*args, **kwargs)
+        self.busy = True
+        try:
+            return self._record_op(op, func, args, kwargs, pass_, module, writes)
+        finally:
+            self.busy = False
+
+    def _record_op(self, op, func, args, kwargs, pass_, module, writes=None):
+        inputs, attrs = aten.bind(op, args, kwargs)
+        name = module + "." + op.name if module else op.name
+        record = self._head(name, module, op.name, op.overload, pass_, attrs)
+        seq = record["seq"]
+        entries = []
+        for i, (arg, index, tensor) in enumerate(inputs):
+            e = {"arg": arg}
+            if index is not None:
+                e["index"] = index
+            e.update(self.writer.entry(tensor, seq, "in%d" % i))
+            entries.append(e)
+        record["inputs"] = entries
+        record["params"] = {}
+        tensors = [t for _, _, t in inputs]
+        self._sync(tensors)
         start = time.perf_counter()
-        result = func(*args, **(kwargs or {}))
-        self._sync(inputs)
+        try:
+            result = func(*args, **kwargs)
+        except BaseException:
+            self._unrecord(record)
+            raise
+        self._sync(tensors)
         elapsed = time.perf_counter() - start
-        outputs = result if isinstance(result, (tuple, list)) else [result]
-        record["outputs"] = [self.save(t, seq, "out%d" % i) for i, t in
-                             enumerate(o for o in outputs if isinstance(o, torch.Tensor))]
+        if writes is not None:  # before the outputs: an in-place op's output is its input
+            self.writer.written(*writes)
+        outs = aten.flatten_tensors(result)
+        if not outs and op.returns_nothing:
+            outs = aten.mutated_tensors(op, args, kwargs)
+        record["outputs"] = [self.writer.entry(t, seq, "out%d" % i) for i, t in enumerate(outs)]
         if self.timing:
             record["time_us"] = elapsed * 1e6
-        self.write(record)
+        self._emit(record)
         return result
 
-    def record_module(self, name, module, inputs, outputs, pass_):
-        seq = self.seq
-        self.seq += 1
-        ins = [t for t in inputs if isinstance(t, torch.Tensor)]
-        outs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
-        outs = [t for t in outs if isinstance(t, torch.Tensor)]
-        op = "module" if pass_ == "forward" else "%s_backward" % op_table.MODULE_OPS.get(
-            type(module), "module")
-        record = {"seq": seq, "rank": self.rank, "name": name or "model", "op": op,
-                  "pass": pass_, "call": self.next_call(name or "model", pass_), "attrs": {},
-                  "inputs": [self.save(t, seq, "in%d" % i) for i, t in enumerate(ins)],
-                  "params": {},
-                  "outputs": [self.save(t, seq, "out%d" % i) for i, t in enumerate(outs)]}
-        self.write(record)
+    def _unrecord(self, record):
+        """Takes back a record whose op raised: its seq and call are reused, its files
+        removed; the exception goes on unchanged."""
+        self.seq = record["seq"]
+        key = (record["name"], record["pass"])
+        self.calls[key] = record["call"]
+        for e in record["inputs"]:
+            if "file" in e:
+                try:
+                    os.remove(os.path.join(self.dir, e["file"]))
+                except OSError:
+                    pass
 
-
-class _Mode(TorchFunctionMode):
-    def __init__(self, recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        r = self.recorder
-        op = op_table.op_of(func)
-        if r.busy or op is None or op not in r.ops:
-            return func(*args, **kwargs)
-        r.busy = True
+    # --- collectives, gradients, optimizer state ------------------------------------------
+    def _record_collective(self, fname, inputs, attrs, call, written, async_op):
+        pass_, module = self._where()
+        if not self._selected(fname, module):
+            return call()
+        self.busy = True
         try:
-            return r.record_call(op, func, args, kwargs)
+            name = module + "." + fname if module else fname
+            record = self._head(name, module, fname, "", pass_, attrs)
+            seq = record["seq"]
+            entries = []
+            for i, (arg, index, tensor) in enumerate(inputs):
+                e = {"arg": arg}
+                if len(inputs) > 1 or index:
+                    e["index"] = index
+                e.update(self.writer.entry(tensor, seq, "in%d" % i))
+                entries.append(e)
+            record["inputs"] = entries
+            record["params"] = {}
+            try:
+                result = call()
+            except BaseException:
+                self._unrecord(record)
+                raise
+            if async_op and result is not None and hasattr(result, "wait"):
+                result.wait()
+            self.writer.forget()  # it wrote outside aten dispatch
+            record["outputs"] = [self.writer.entry(t, seq, "out%d" % i)
+                                 for i, t in enumerate(written())]
+            self._emit(record)
+            return result
         finally:
-            r.busy = False
+            self.busy = False
+
+    def _param_name(self, p, group, index):
+        return self.param_names.get(id(p)) or "param%d.%d" % (group, index)
+
+    def _save_optimizer(self, opt):
+        for g, group in enumerate(opt.param_groups):
+            for i, p in enumerate(group["params"]):
+                pname = self._param_name(p, g, i)
+                if self.save_grads and p.grad is not None:
+                    record = self._head(pname + ".grad", pname, "grad", "", "optimizer", {})
+                    record.update(inputs=[], params={}, outputs=[
+                        self.writer.entry(p.grad, record["seq"], "out0")])
+                    self._emit(record)
+                if self.save_optimizer_state:
+                    for key, value in opt.state.get(p, {}).items():
+                        record = self._head("%s.%s" % (pname, key), pname, "optimizer_state",
+                                            "", "optimizer", {"key": str(key)})
+                        record.update(inputs=[], params={}, outputs=[])
+                        if isinstance(value, torch.Tensor):
+                            record["outputs"].append(
+                                self.writer.entry(value, record["seq"], "out0"))
+                        else:
+                            aten.put_attr(record["attrs"], "value", value)
+                        self._emit(record)
 
 
-def _rank(rank):
-    if rank is not None:
-        return int(rank)
-    dist = getattr(torch, "distributed", None)
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        return dist.get_rank()
-    return 0
+def _listed(spec):
+    if spec is None:
+        return None
+    return [spec] if isinstance(spec, str) else list(spec)
 
 
-@contextlib.contextmanager
-def capture(model, out_dir, ops=None, backward=False, max_bytes=None, timing=False, rank=None):
-    """Records the op calls made inside the `with` block into `out_dir`.
-
-    model: the torch.nn.Module whose submodule names name the records (or None: records are
-        named after the op); ops: op names to record (default: all of ops.ALL_OPS; add
-        "module" for container modules' inputs and outputs); backward: also record leaf
-        modules' gradients; max_bytes: tensor bytes to save before records carry statistics
-        only; timing: record time_us with the device synchronised; rank: process rank
-        (default: torch.distributed's, else 0).
-    """
-    recorder = _Recorder(out_dir, ops, backward, max_bytes, timing, _rank(rank))
-    device = "cpu"
-    if model is not None:
-        first = next(model.parameters(), None)
-        if first is not None:
-            device = str(first.device)
-    info = manifest(device, rank=recorder.rank)
-    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
-        json.dump(info, f, indent=1, allow_nan=False)
-    handles = []
-    if model is not None:
-        for name, module in model.named_modules():
-            def pre(mod, args, _name=name):
-                recorder.module_stack.append((_name, mod))
-
-            def post(mod, args, output, _name=name):
-                if recorder.module_stack and recorder.module_stack[-1][1] is mod:
-                    recorder.module_stack.pop()
-                leaf = next(mod.children(), None) is None
-                if "module" in recorder.ops and not leaf and not recorder.busy:
-                    recorder.record_module(_name, mod, args, output, "forward")
-
-            handles.append(module.register_forward_pre_hook(pre))
-            handles.append(module.register_forward_hook(post))
-            if backward and next(module.children(), None) is None:
-                def back(mod, grad_input, grad_output, _name=name):
-                    recorder.record_module(_name, mod, grad_output, grad_input, "backward")
-                handles.append(module.register_full_backward_hook(back))
-    mode = _Mode(recorder)
+def _window(steps):
+    if steps is None:
+        return None
+    if isinstance(steps, range):
+        return {"start": steps.start, "stop": steps.stop, "step": steps.step}
     try:
-        with mode:
-            yield recorder
-    finally:
-        for h in handles:
-            h.remove()
-        recorder.close()
+        return sorted(int(s) for s in steps)
+    except TypeError:
+        return str(steps)
+
+
+def capture(model, out_dir, ops=None, backward=None, max_bytes=None, timing=False, rank=None,
+            **kwargs):
+    """A Capture (see Capture for every argument) to use as `with capture(...) as cap:`;
+    entering it checks the directory and starts recording, leaving it stops. Version 1's
+    arguments keep their positions; level defaults to "aten" (level="modules" records as
+    version 1 did, in format version 2)."""
+    return Capture(model, out_dir, ops, backward, max_bytes, timing, rank, **kwargs)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The manifest of a dump: the platform and every setting that changes numerics."""
+import functools
 import json
 import os
 import platform
@@ -63,8 +64,15 @@ def settings():
 def fingerprint():
     """parity's platform fingerprint (the "host" of `parity env --json -`), taken from the
     parity binary named by $PARITY_BIN, else the `parity` on PATH; None without one, or when it
-    fails: a dump never depends on it."""
+    fails: a dump never depends on it. Asked once per binary and process."""
     exe = os.environ.get("PARITY_BIN") or shutil.which("parity")
+    if not exe:
+        return None
+    return _fingerprint(exe)
+
+
+@functools.lru_cache(maxsize=4)
+def _fingerprint(exe):
     if not exe:
         return None
     try:
@@ -77,6 +85,8 @@ def fingerprint():
 
 
 def manifest(device, rank=0):
+    """The manifest's platform, framework and environment for a dump on `device` (format
+    version 1's fields; capture.py adds version 2's)."""
     info = {"format": "parity-dump", "version": 1}
     plat = {"device": device, "hostname": socket.gethostname(), "machine": platform.machine(),
             "python": platform.python_version(), "numpy": np.__version__, "rank": rank}

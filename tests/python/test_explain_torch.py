@@ -45,7 +45,7 @@ def capture(out, threads=1, seed=1, autocast=False, norm=True):
     torch.set_num_threads(threads)
     try:
         torch.manual_seed(seed)
-        with parity_dump.capture(model, out):
+        with parity_dump.capture(model, out, level="modules"):
             if autocast:
                 with torch.autocast("cpu", dtype=torch.bfloat16):
                     model(x)

@@ -70,7 +70,7 @@ class Block(torch.nn.Module):
 
 def run(model, x, out, **kwargs):
     parity_dump.seed_everything(0)
-    with parity_dump.capture(model, out, **kwargs):
+    with parity_dump.capture(model, out, level="modules", **kwargs):
         return model(x)
 
 
@@ -134,19 +134,19 @@ class Recording(unittest.TestCase):
             # The child writes half of its 7th record line, flushes, and is killed.
             script = textwrap.dedent("""
                 import importlib, os, signal, sys, torch, parity_dump
-                cap = importlib.import_module("parity_dump.capture")
-                real_write = cap._Recorder.write
+                dumpdir = importlib.import_module("parity_dump.dumpdir")
+                real_write = dumpdir.RecordsFile.write
                 def write(self, record):
                     if record["seq"] == 6:
                         line = __import__("json").dumps(record)
-                        self.records.write(line[: len(line) // 2])
-                        self.records.flush()
+                        self.file.write(line[: len(line) // 2])
+                        self.file.flush()
                         os.kill(os.getpid(), signal.SIGKILL)
                     real_write(self, record)
-                cap._Recorder.write = write
+                dumpdir.RecordsFile.write = write
                 torch.manual_seed(0)
                 m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
-                with parity_dump.capture(m, sys.argv[1]):
+                with parity_dump.capture(m, sys.argv[1], level="modules"):
                     x = torch.randn(4, 8)
                     for _ in range(10):
                         x = m(x)
@@ -179,7 +179,8 @@ class Recording(unittest.TestCase):
             self.assertLessEqual(sum(np.load(os.path.join(a, t["file"])).nbytes for t in saved),
                                  4000)
             for t in stats:
-                self.assertEqual(set(t["stats"]), {"min", "max", "mean", "l2", "nan", "inf"})
+                self.assertEqual(set(t["stats"]),
+                                 {"min", "max", "mean", "l2", "nan", "inf", "zero", "hash"})
             c = parity("compare", a, b, "--json", "-")
             self.assertEqual(c.returncode, 0, c.stderr)
             compared = json.loads(c.stdout)["tensors"]
@@ -194,7 +195,8 @@ class Recording(unittest.TestCase):
             torch.manual_seed(4)
             model = torch.nn.Sequential(torch.nn.Linear(8, 4)).to(torch.bfloat16)
             x = torch.randn(3, 8, dtype=torch.bfloat16, requires_grad=True)
-            with parity_dump.capture(model, out, timing=True, rank=3, backward=True):
+            with parity_dump.capture(model, out, timing=True, rank=3, backward=True,
+                                     level="modules"):
                 model(x).sum().backward()
             recs = records(out)
             forward = [r for r in recs if r["pass"] == "forward" and r["op"] == "linear"]
@@ -228,7 +230,7 @@ class Recording(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(os.path.join(out, "manifest.json")) as f:
                 m = json.load(f)
-            self.assertEqual((m["format"], m["version"]), ("parity-dump", 1))
+            self.assertEqual((m["format"], m["version"], m["level"]), ("parity-dump", 2, "aten"))
             self.assertEqual(m["platform"]["device"], "cpu")
             self.assertEqual(m["framework"]["version"], torch.__version__)
             settings = m["framework"]["settings"]

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The dump directory: checked before anything runs, records appended line by line, the
+manifest replaced atomically."""
+import json
+import os
+
+
+class DumpDirectoryError(ValueError):
+    """The dump directory cannot be used: not a directory, not empty, or not writable."""
+
+
+def prepare(out, rank=0, world_size=1):
+    """Creates and checks the dump directory and returns its path: `out` itself, or
+    `out`/rank<N> when world_size > 1. The directory may be missing or empty; anything else
+    (a file, a non-empty directory, no write permission) raises DumpDirectoryError naming the
+    path, before any record is written."""
+    out = os.fspath(out)
+    path = os.path.join(out, "rank%d" % rank) if world_size > 1 else out
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise DumpDirectoryError("dump directory %s: exists and is not a directory" % path)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise DumpDirectoryError("dump directory %s: cannot be created (%s)"
+                                 % (path, e.strerror or e)) from e
+    if os.listdir(path):
+        raise DumpDirectoryError(
+            "dump directory %s: not empty (a dump directory holds one capture; choose a new or "
+            "empty directory)" % path)
+    probe = os.path.join(path, ".parity_write_probe")
+    try:
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+        os.mkdir(os.path.join(path, "tensors"))
+    except OSError as e:
+        raise DumpDirectoryError("dump directory %s: not writable (%s)"
+                                 % (path, e.strerror or e)) from e
+    return path
+
+
+class RecordsFile:
+    """records.jsonl: one JSON object a line, each flushed when written, so that a process
+    killed at any moment leaves complete lines and at most one cut-off last line."""
+
+    def __init__(self, dump_dir):
+        self.file = open(os.path.join(dump_dir, "records.jsonl"), "a")
+
+    def write(self, record):
+        """Appends `record` (JSON, no NaN or Inf) and flushes it to the operating system."""
+        self.file.write(json.dumps(record, allow_nan=False, separators=(",", ":")) + "\n")
+        self.file.flush()
+
+    def close(self):
+        self.file.close()
+
+
+def write_manifest(dump_dir, doc):
+    """Writes manifest.json through a temporary file and os.replace: a reader sees the old or
+    the new manifest, never a partial one."""
+    path = os.path.join(dump_dir, "manifest.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1, allow_nan=False)
+    os.replace(tmp, path)

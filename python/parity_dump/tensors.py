@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Tensor entries of a record: the tensor saved as .npy, or its statistics.
+
+An entry is {"dtype", "shape"} plus either "file" (a .npy path relative to the dump) or
+"stats": min, max, mean and l2 over the finite elements (float64; absent when no element is
+finite), the nan, inf and zero counts, and "hash", the sha256 hex digest of the tensor's raw
+bytes in C order (bfloat16 as its 16-bit patterns). Integer and bool tensors get the same
+statistics, computed in float64.
+
+Statistics are computed with numpy on the tensor's bytes: min and max in the tensor's own
+dtype, the sum and the sum of squares over one float64 copy, with no multi-threaded BLAS
+call.
+"""
+import hashlib
+import math
+import os
+import weakref
+
+import numpy as np
+import torch
+
+DTYPE_NAMES = {
+    torch.bool: "bool", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+    torch.int64: "int64", torch.uint8: "uint8", torch.float16: "float16",
+    torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64",
+}
+for _name in ("float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"):
+    if hasattr(torch, _name):
+        DTYPE_NAMES[getattr(torch, _name)] = _name
+
+MODES = ("tensors", "stats")
+
+
+def dtype_name(dtype):
+    """parity's name of a torch dtype ("float32", "bfloat16", ...), or None for a dtype parity
+    does not read (complex, quantized)."""
+    return DTYPE_NAMES.get(dtype)
+
+
+def to_numpy(tensor):
+    """The tensor's data as a C-contiguous numpy array on the CPU, bit for bit: bfloat16 as
+    uint16 and float8 as uint8 bit patterns. Copies to the CPU synchronously when needed."""
+    return _bits(_cpu(tensor))
+
+
+def _cpu(tensor):
+    """The tensor detached, on the CPU, C-contiguous, without lazy conj/neg bits."""
+    t = tensor.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    return t.contiguous()
+
+
+def _bits(t):
+    """to_numpy() of a tensor already through _cpu()."""
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16)
+    if DTYPE_NAMES.get(t.dtype, "").startswith("float8"):
+        return t.view(torch.uint8).numpy()
+    return t.numpy()
+
+
+def stats(tensor):
+    """Statistics of a tensor (see the module docstring), its hash included."""
+    out, raw = _stats(_cpu(tensor))
+    out["hash"] = _sha256(raw)
+    return out
+
+
+def _sha256(raw):
+    return hashlib.sha256(memoryview(raw).cast("B")).hexdigest()
+
+
+_NUMPY_FLOATS = (torch.float32, torch.float64, torch.float16)
+_DOT_CHUNK = 8192  # BLAS dot runs single-threaded below 10000 elements (OpenBLAS)
+
+
+def _sum_squares(wide):
+    """The float64 sum of squares of a float64 vector, through BLAS dot in chunks small
+    enough for it to stay on this thread (a threaded BLAS wakes its threads for long
+    vectors, which costs more than the dot on a busy machine)."""
+    n = wide.shape[0]
+    if n <= _DOT_CHUNK:
+        return float(np.dot(wide, wide))
+    total = 0.0
+    for i in range(0, n, _DOT_CHUNK):
+        part = wide[i:i + _DOT_CHUNK]
+        total += float(np.dot(part, part))
+    return total
+
+
+def _stats(t):
+    """(the statistics but "hash", the C-contiguous numpy array of the raw bytes) of a
+    tensor already through _cpu(), computed with numpy without a pass more than needed:
+    min and max in the tensor's own dtype (exact), the sum and the sum of squares over one
+    float64 copy. When that sum is finite every element is (a float32 or narrower value
+    cannot overflow it), otherwise the finite elements are selected first."""
+    raw = _bits(t)
+    out = {"nan": 0, "inf": 0, "zero": 0}
+    n = raw.size
+    if n == 0:
+        return out, raw
+    dtype = t.dtype
+    floating = t.is_floating_point()
+    if dtype in _NUMPY_FLOATS or not floating:
+        values = raw.reshape(-1)
+        if dtype == torch.bool:
+            values = values.view(np.uint8)
+    else:  # bfloat16, float8: float32 holds every value exactly
+        values = t.reshape(-1).to(torch.float32).numpy()
+    wide = values.astype(np.float64, copy=False)
+    with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
+        total = float(np.add.reduce(wide))
+    if floating and not math.isfinite(total):
+        finite = np.isfinite(values)
+        kept = int(np.count_nonzero(finite))
+        nan = int(np.count_nonzero(np.isnan(values)))
+        out["nan"], out["inf"] = nan, n - kept - nan
+        if kept == 0:
+            return out, raw
+        if kept < n:
+            values = values[finite]
+            wide = wide[finite]
+        total = float(np.add.reduce(wide))
+        n = kept
+    low, high = float(values.min()), float(values.max())
+    out["min"], out["max"] = low, high
+    if low <= 0 <= high:  # else no element is zero
+        out["zero"] = int(np.count_nonzero(values == 0))
+    mean = total / n
+    l2 = math.sqrt(_sum_squares(wide))
+    if not math.isfinite(l2):  # float64 values near overflow: numpy's scaled norm
+        with np.errstate(all="ignore"):
+            l2 = float(np.linalg.norm(wide))
+    if math.isfinite(mean):
+        out["mean"] = mean
+    if math.isfinite(l2):
+        out["l2"] = l2
+    return out, raw
+
+
+def _complex_stats(tensor):
+    """Statistics of a tensor parity has no dtype for: its real part in float64."""
+    real = tensor.detach().cpu()
+    real = real.real if real.is_complex() else real
+    return stats(real.to(torch.float64))
+
+
+class TensorWriter:
+    """Turns tensors into entries: files under `dump_dir`/tensors in mode "tensors" until
+    `max_bytes` would be exceeded (then statistics, and `truncated_at_seq` is the first record
+    whose tensor was not saved), statistics only in mode "stats".
+
+    With `reuse` (for a caller that reports every write to a tensor through written(), as
+    the aten-level capture does), the statistics of a tensor met again unchanged (an op's
+    output read by the next op) are those computed before: a tensor is unchanged while it
+    is the same object, with the same version counter, data pointer, shape and strides, and
+    no op wrote to its storage since (written() forgets every tensor of the storages an op
+    writes, so that writes through `.data` or another view count too)."""
+
+    def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s",
+                 reuse=False):
+        if mode not in MODES:
+            raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
+        self.dump_dir = dump_dir
+        self.mode = mode
+        self.max_bytes = max_bytes
+        self.file_format = file_format
+        self.saved_bytes = 0
+        self.truncated_at_seq = None
+        self.reuse = reuse
+        self.seen = {}      # id(tensor) -> (weak reference, identity, storage, stats)
+        self.storages = {}  # storage address -> ids in seen
+
+    def forget(self):
+        """Forgets every tensor met (a step boundary, or writes the caller cannot see)."""
+        self.seen.clear()
+        self.storages.clear()
+
+    def written(self, tensors, storages=()):
+        """Forgets the tensors that share storage with `tensors` (written by an op) or whose
+        storage address is in `storages` (their addresses before the op: an out= argument
+        may be resized to new storage)."""
+        if not self.seen:
+            return
+        pop = self.seen.pop
+        for t in tensors:
+            pop(id(t), None)
+        for address in set(storages).union(map(storage_address, tensors)):
+            for key in self.storages.pop(address, ()):
+                pop(key, None)
+
+    def _reused_stats(self, tensor, shape):
+        """(stats or None, key to remember them under or None)."""
+        try:
+            ident = (tensor._version, tensor.data_ptr(), shape, tensor.stride(), tensor.dtype)
+        except RuntimeError:  # inference tensors have no version counter; no data pointer
+            return None, None
+        hit = self.seen.get(id(tensor))
+        if hit is not None and hit[1] == ident and hit[0]() is tensor:
+            return hit[3], None
+        return None, ident
+
+    def _remember(self, tensor, ident, result):
+        if len(self.seen) > 100000:
+            self.forget()
+        address = storage_address(tensor)
+        key = id(tensor)
+        self.seen[key] = (weakref.ref(tensor), ident, address, result)
+        self.storages.setdefault(address, []).append(key)
+
+    def entry(self, tensor, seq, slot):
+        """The entry of `tensor` for record `seq` (slot "in0", "out1", ...), its data written
+        now (the tensor may change after this returns)."""
+        shape = list(tensor.shape)
+        name = dtype_name(tensor.dtype)
+        if name is None:
+            return {"dtype": "float64", "shape": shape, "stats": _complex_stats(tensor)}
+        if tensor.device.type == "meta":
+            return {"dtype": name, "shape": shape, "stats": {"nan": 0, "inf": 0, "zero": 0}}
+        entry = {"dtype": name, "shape": shape}
+        if self.mode == "tensors":
+            array = to_numpy(tensor)
+            if self.max_bytes is None or self.saved_bytes + array.nbytes <= self.max_bytes:
+                rel = "tensors/" + (self.file_format % (seq, slot)) + ".npy"
+                np.save(os.path.join(self.dump_dir, rel), array)
+                self.saved_bytes += array.nbytes
+                entry["file"] = rel
+                return entry
+            if self.truncated_at_seq is None:
+                self.truncated_at_seq = seq
+        if self.reuse:
+            result, ident = self._reused_stats(tensor, tuple(shape))
+            if result is None:
+                result = stats(tensor)
+                if ident is not None:
+                    self._remember(tensor, ident, result)
+            entry["stats"] = result
+        else:
+            entry["stats"] = stats(tensor)
+        return entry
+
+
+def storage_address(tensor):
+    """The address of the tensor's storage (where its element at offset 0 is), None for a
+    tensor without one (meta, sparse, ...)."""
+    try:
+        return tensor.data_ptr() - tensor.storage_offset() * tensor.element_size()
+    except (RuntimeError, NotImplementedError):
+        return None

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Workload object shared by every workload: model, data, loss, optimizer and one step."""
+import contextlib
+
+import torch
+
+# The size knob: "tiny" for tests (milliseconds a step on a CPU), "small" for quick looks,
+# "base" for throughput measurements.
+SIZES = ("tiny", "small", "base")
+
+
+def autocast_context(autocast, device_type):
+    """A context manager for `autocast`: False/None (none), True (bfloat16 on the CPU,
+    float16 elsewhere) or a torch dtype (that dtype)."""
+    if autocast is None or autocast is False:
+        return contextlib.nullcontext()
+    if autocast is True:
+        dtype = torch.bfloat16 if device_type == "cpu" else torch.float16
+    else:
+        dtype = autocast
+    return torch.autocast(device_type, dtype=dtype)
+
+
+class Workload:
+    """One training workload.
+
+    Attributes:
+      name: the workload's name ("recsys", "transformer", "cnn").
+      size: the size it was built at.
+      model: the torch.nn.Module, in training mode, on the CPU (move it with `to()`).
+      loss_fn: loss_fn(model_output, target) -> scalar tensor.
+      batch_size: samples per batch.
+    """
+
+    def __init__(self, name, size, model, loss_fn, make_batch, batch_size, seed):
+        self.name = name
+        self.size = size
+        self.model = model.train()
+        self.loss_fn = loss_fn
+        self.batch_size = batch_size
+        self.seed = seed
+        self._make_batch = make_batch
+
+    def to(self, device):
+        """Moves the model to `device`; batches are made on the CPU (move them per step)."""
+        self.model.to(device)
+        return self
+
+    def batches(self, n, seed=None):
+        """Yields `n` batches `(inputs, target)`, `inputs` a tuple of tensors for
+        `model(*inputs)`. The same (workload, seed) gives bitwise the same batches; the data
+        comes from a private generator, so the global random state is left as it was."""
+        gen = torch.Generator().manual_seed(self.seed if seed is None else seed)
+        for _ in range(n):
+            yield self._make_batch(gen)
+
+    def dataloader(self, n, seed=None):
+        """A torch.utils.data.DataLoader over `n` batches of `batches(n, seed)` (already
+        batched: batch_size=None), for code that expects a DataLoader."""
+        data = list(self.batches(n, seed))
+        return torch.utils.data.DataLoader(data, batch_size=None, shuffle=False)
+
+    def make_optimizer(self, lr=1e-3, foreach=None):
+        """Adam over the model's parameters (foreach=None: torch's default implementation)."""
+        kwargs = {"lr": lr}
+        if foreach is not None:
+            kwargs["foreach"] = foreach
+        return torch.optim.Adam(self.model.parameters(), **kwargs)
+
+    def train_step(self, model, batch, opt, autocast=False):
+        """One training step: zero_grad(set_to_none=True), forward (under `autocast`, see
+        autocast_context), loss, backward, opt.step(). Returns the loss, detached."""
+        inputs, target = batch
+        device = next(model.parameters()).device
+        inputs = tuple(t.to(device) for t in inputs)
+        target = target.to(device)
+        opt.zero_grad(set_to_none=True)
+        with autocast_context(autocast, device.type):
+            out = model(*inputs)
+            loss = self.loss_fn(out, target)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+
+def build(name, size, seed, make_model):
+    """Calls make_model() with the global generator seeded by `seed` and restores the global
+    random state afterwards, so building a workload never changes the caller's randomness."""
+    if size not in SIZES:
+        raise ValueError("size must be one of %s, not %r" % (", ".join(SIZES), size))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return make_model()
