@@ -84,7 +84,9 @@ def main():
     precise = Float64Ops() if args.config == "reference" else contextlib.nullcontext()
     if args.what == "dump":
         x, _ = data(64, 1)
-        with torch.no_grad(), precise, parity_dump.capture(net, out):
+        # Module level: the reference config computes each op in float64 beneath the function
+        # call, which an aten-level capture would record as other ops (casts, float64 addmm).
+        with torch.no_grad(), precise, parity_dump.capture(net, out, level="modules"):
             net(x)
         return
     x, labels = data(20000, 2)

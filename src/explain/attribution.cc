@@ -278,6 +278,49 @@ bool RateAgrees(double rate, double p, int64_t n) {
   return std::fabs(rate - p) <= 5.0 * sd + 1.0 / static_cast<double>(n);
 }
 
+// --- aten's random ops: same distribution, different streams ----------------------------------
+
+// The aten ops whose outputs are drawn from a generator (version 2 dumps name aten ops).
+bool IsRandomOp(std::string_view op) {
+  static constexpr std::string_view kRandom[] = {
+      "bernoulli",    "bernoulli_", "uniform_",    "normal_", "normal",         "random_",
+      "exponential_", "geometric_", "log_normal_", "cauchy_", "native_dropout", "rand",
+      "rand_like",    "randn",      "randn_like",  "randint", "randint_like",   "randperm",
+      "multinomial",  "poisson",    "dropout"};
+  return std::find(std::begin(kRandom), std::end(kRandom), op) != std::end(kRandom);
+}
+
+// Whether two samples agree in distribution: means within five standard errors and variances
+// within five standard errors of their ratio (normal approximation, fine for the thousands of
+// elements of a mask or a fill). Fills `why` with the figures.
+bool SamplesAgree(const Array& a, const Array& b, std::string* why) {
+  auto moments = [](const Array& x) {
+    double sum = 0.0, sq = 0.0;
+    for (double v : x.data) sum += v;
+    const double n = static_cast<double>(x.data.size());
+    const double mean = sum / n;
+    for (double v : x.data) sq += (v - mean) * (v - mean);
+    return std::pair{mean, n > 1 ? sq / (n - 1) : 0.0};
+  };
+  if (a.data.size() < 2 || b.data.size() < 2) {
+    *why = "too few elements to compare distributions";
+    return false;
+  }
+  const auto [ma, va] = moments(a);
+  const auto [mb, vb] = moments(b);
+  const double na = static_cast<double>(a.data.size()), nb = static_cast<double>(b.data.size());
+  const double se_mean = std::sqrt(va / na + vb / nb);
+  const bool means = std::fabs(ma - mb) <= 5.0 * se_mean + 1e-12 * (std::fabs(ma) + 1.0);
+  const double se_ratio = std::sqrt(2.0 / na + 2.0 / nb);
+  const bool variances = (va == 0.0 && vb == 0.0) ||
+                         (va > 0.0 && vb > 0.0 && std::fabs(std::log(va / vb)) <= 5.0 * se_ratio);
+  *why = fmt::format(
+      "means A {:.4g}, B {:.4g}; variances A {:.4g}, B {:.4g}; over {} and {} "
+      "elements",
+      ma, mb, va, vb, a.data.size(), b.data.size());
+  return means && variances;
+}
+
 // --- reduced precision -----------------------------------------------------------------------
 
 std::optional<Precision> PrecisionOfDType(DType d) {
@@ -621,6 +664,22 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   if (e.op == "module" && diverged_inside && diverged_inside(*ra)) {
     e.cause = Cause::kInherited;
     e.reason = prefix + ": a container whose inner calls differ (attributed there)";
+    return e;
+  }
+  if (IsRandomOp(e.op) && !la.call.recorded_outputs.empty()) {
+    // Equal inputs, different draws: the same distribution is what equal generators' users
+    // can expect of different generator states (the manifest's digests say which step).
+    bool agree_all = true;
+    std::string figures;
+    for (std::size_t i = 0; i < la.call.recorded_outputs.size() && agree_all; ++i) {
+      agree_all = SamplesAgree(la.call.recorded_outputs[i], lb.call.recorded_outputs[i], &figures);
+    }
+    e.cause = agree_all ? Cause::kRngDivergence : Cause::kAlgorithmic;
+    e.reason =
+        fmt::format("{}: a random op whose outputs differ on equal inputs; {} ({}){}", prefix,
+                    agree_all ? "they agree in distribution: different random streams"
+                              : "they do not agree in distribution",
+                    figures, agree_all ? "" : ", beyond five standard errors");
     return e;
   }
   const Tensor& out_a = la.outputs[0];

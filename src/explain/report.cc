@@ -46,6 +46,8 @@ Json ExplainReportJson(const ExplainReport& report) {
                        {"step", e->step},
                        {"name", e->name},
                        {"op", e->op},
+                       {"pass", e->pass},
+                       {"call", e->call},
                        {"cause", CauseName(e->cause)},
                        {"effective_precision", PrecisionJson(*e)},
                        {"reason", e->reason}});

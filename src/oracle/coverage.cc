@@ -27,11 +27,13 @@ constexpr const char* kPasses[] = {"forward", "backward", "optimizer"};
 
 DumpCoverage CoverageOf(const DumpDir& dump) {
   DumpCoverage c;
+  std::set<int64_t> steps;
   c.version = dump.version();
   c.level = dump.level();
   c.mode = dump.mode();
   for (const DumpRecord& r : dump.records()) {
     ++c.records;
+    steps.insert(r.step);
     auto [it, added] = c.ops.try_emplace(r.op);
     OpCoverage& op = it->second;
     if (added) op.replayable = Replayable(r.op);
@@ -40,7 +42,9 @@ DumpCoverage CoverageOf(const DumpDir& dump) {
     (NotReplayableReason(r).empty() ? c.replayable : c.compared_only) += 1;
   }
   c.omitted = dump.Omitted();
-  c.steps = dump.Steps();
+  // The steps with records: a manifest also lists the step a capture stopped at, before any
+  // record of it (its generators' state is the end of the last step).
+  c.steps.assign(steps.begin(), steps.end());
   c.ranks = dump.Ranks();
   return c;
 }

@@ -30,7 +30,8 @@ struct DumpCoverage {
   /// tensors with data), and the others, which are compared only.
   int64_t replayable = 0, compared_only = 0;
   std::map<std::string, int64_t> omitted;  ///< the manifests' ops not recorded, with counts
-  std::vector<int64_t> steps, ranks;
+  std::vector<int64_t> steps;              ///< the steps that have records
+  std::vector<int64_t> ranks;
 };
 
 /// Counts the records of `dump` (reads no tensor).

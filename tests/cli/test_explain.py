@@ -8,6 +8,8 @@ import subprocess
 import tempfile
 import unittest
 
+import numpy as np
+
 import dump_v2  # tests/cli/dump_v2.py
 
 BIN = os.environ["PARITY_BIN"]
@@ -19,7 +21,8 @@ with open(os.path.join(CORPUS, "expected.json")) as f:
 OP_FIELDS = {"seq", "rank", "step", "name", "op", "pass", "call", "cause", "reason", "replayed",
              "local_err_a", "local_err_b", "input_diff", "output_diff", "effective_precision",
              "time_us_a", "time_us_b"}
-ORIGIN_FIELDS = {"seq", "rank", "step", "name", "op", "cause", "effective_precision", "reason"}
+ORIGIN_FIELDS = {"seq", "rank", "step", "name", "op", "pass", "call", "cause", "effective_precision",
+                 "reason"}
 CAUSES = {"identical", "within-rounding", "reduced-precision", "rng-divergence", "nonfinite",
           "inherited", "algorithmic", "structural"}
 
@@ -239,6 +242,28 @@ class Version2(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
+
+    def test_random_fills_are_judged_by_their_distribution(self):
+        """aten's bernoulli_ (dropout's mask): draws with p = 0.9 from two seeds are
+        rng-divergence; a draw with p = 0.5 against one with 0.9 is algorithmic."""
+        def dump(name, p, seed):
+            root = os.path.join(self.tmp.name, name)
+            os.makedirs(os.path.join(root, "tensors"))
+            mask = (np.random.default_rng(seed).random(4096) < p).astype(np.float32)
+            np.save(os.path.join(root, "tensors", "mask.npy"), mask)
+            record = {"step": 0, "rank": 0, "name": "enc.drop.bernoulli_", "module": "enc.drop",
+                      "op": "bernoulli_", "overload": "float", "pass": "forward", "call": 0,
+                      "attrs": {"p": 0.9}, "inputs": [], "params": {},
+                      "outputs": [{"file": "tensors/mask.npy", "dtype": "float32",
+                                   "shape": [4096]}]}
+            return dump_v2.write_dump(root, extra_records=[record])
+
+        a, b, wrong = dump("rng_a", 0.9, 1), dump("rng_b", 0.9, 2), dump("rng_wrong", 0.5, 3)
+        for other, cause in ((b, "rng-divergence"), (wrong, "algorithmic")):
+            r = explain(a, other, "--json", "-")
+            self.assertIn(r.returncode, (0, 1), r.stderr)
+            op = next(o for o in json.loads(r.stdout)["ops"] if o["op"] == "bernoulli_")
+            self.assertEqual(op["cause"], cause, op["reason"])
 
     def test_ops_are_matched_by_step(self):
         r = explain(self.a, self.b, "--json", "-")
