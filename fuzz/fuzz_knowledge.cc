@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       symptoms.ok() ? std::move(symptoms).value() : std::vector<parity::env::Symptom>{},
       "fuzz.yaml", "fuzz.yaml");
   if (!kb.ok()) return 0;
-  parity::doctor::Observed observed{"fuzz", {}, {"nvidia", "amd"}};
+  parity::doctor::Observed observed{"fuzz", {}, {"nvidia", "amd"}, {{"torch", "2.1.0"}}};
   for (const auto& s : kb->settings) {
     observed.values[s.name] = s.values.empty() ? std::string(size % 7, 'x') : s.values[0].value;
   }

@@ -24,7 +24,13 @@ std::string RulesText(const env::Knowledge& kb) {
     out += fmt::format("    {}\n", s.summary);
     if (!s.claim.empty()) out += fmt::format("    claim: {}\n", s.claim);
     out += fmt::format("    advice: {}\n", s.advice);
-    for (const std::string& src : s.sources) out += fmt::format("    source: {}\n", src);
+    if (!s.versions.empty()) out += fmt::format("    read by: {}\n", s.versions.Label());
+    for (const env::Rule& r : s.rules) {
+      if (!r.versions.empty()) out += fmt::format("    [{}] {}\n", r.versions.Label(), r.message);
+    }
+    for (const env::Source& src : s.sources) {
+      out += fmt::format("    source: {}\n      \"{}\"\n", src.ref, src.quote);
+    }
   }
   out += fmt::format("{} settings ({}), {} symptoms ({}); parity doctor --symptom TEXT\n",
                      kb.settings.size(), kb.settings_path, kb.symptoms.size(), kb.symptoms_path);

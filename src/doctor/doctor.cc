@@ -116,6 +116,10 @@ Observed ObserveFingerprint(const Json& env_doc, std::string origin) {
       }
     }
     if (py.contains("torch") && py["torch"].is_object()) {
+      for (auto [key, component] :
+           {std::pair{"version", "torch"}, std::pair{"cuda", "cuda"}, std::pair{"hip", "hip"}}) {
+        if (std::string v = StringField(py["torch"], key); !v.empty()) o.versions[component] = v;
+      }
       if (!StringField(py["torch"], "hip").empty()) {
         o.platforms.insert("amd");
       } else if (!StringField(py["torch"], "cuda").empty()) {
@@ -126,12 +130,33 @@ Observed ObserveFingerprint(const Json& env_doc, std::string origin) {
   return o;
 }
 
+bool Applies(const env::VersionRange& range, const Observed& observed) {
+  if (range.empty()) return true;
+  const auto it = observed.versions.find(range.component);
+  return it == observed.versions.end() || range.Contains(it->second);
+}
+
 std::vector<Finding> Diagnose(const Knowledge& knowledge, const Observed& observed) {
   std::vector<Finding> out;
   for (const Setting& s : knowledge.settings) {
     const auto it = observed.values.find(s.name);
     std::optional<std::string> value;
     if (it != observed.values.end()) value = it->second;
+    const std::string range = s.versions.Label();
+    // Statements with a range say so: "[torch >= 2.0] ...".
+    auto labelled = [](const std::string& label, const std::string& message) {
+      return label.empty() ? message : fmt::format("[{}] {}", label, message);
+    };
+    if (!Applies(s.versions, observed)) {
+      if (value) {
+        out.push_back({"kb.not-read", s.name, value, Severity::kInfo,
+                       fmt::format("{} is set, but {} {} does not read it (it is read by {}).",
+                                   Shown(s.name, value), s.versions.component,
+                                   observed.versions.at(s.versions.component), range),
+                       s.sources, range});
+      }
+      continue;
+    }
     if (value && !s.real()) {
       std::string message = fmt::format("{} is set, but {}: {} {}", Shown(s.name, value),
                                         StatusPhrase(s.status), s.claim, s.advice);
@@ -140,12 +165,14 @@ std::vector<Finding> Diagnose(const Knowledge& knowledge, const Observed& observ
         for (const std::string& n : s.instead) names += (names.empty() ? "" : ", ") + n;
         message += fmt::format(" Instead: {}.", names);
       }
-      out.push_back({"kb." + s.status, s.name, value, Severity::kError, message, s.sources});
+      out.push_back({"kb." + s.status, s.name, value, Severity::kError, labelled(range, message),
+                     s.sources, range});
     } else if (value && !s.Valid(*value)) {
       out.push_back({"kb.invalid-value", s.name, value, Severity::kError,
-                     fmt::format("{} is not a valid value of {}; valid: {}. {}",
-                                 value->empty() ? "\"\"" : *value, s.name, ValidList(s), s.advice),
-                     s.sources});
+                     labelled(range, fmt::format("{} is not a valid value of {}; valid: {}. {}",
+                                                 value->empty() ? "\"\"" : *value, s.name,
+                                                 ValidList(s), s.advice)),
+                     s.sources, range});
     } else if (value) {
       std::string meaning = s.MeaningOf(*value);
       std::string message =
@@ -156,14 +183,18 @@ std::vector<Finding> Diagnose(const Knowledge& knowledge, const Observed& observ
           message += fmt::format(" {}: {}", aspect, e->second);
         }
       }
-      out.push_back({"kb.set", s.name, value, Severity::kInfo, message, s.sources});
+      out.push_back(
+          {"kb.set", s.name, value, Severity::kInfo, labelled(range, message), s.sources, range});
     }
     for (const Rule& rule : s.rules) {
-      if (!std::all_of(rule.when.begin(), rule.when.end(),
+      if (!Applies(rule.versions, observed) ||
+          !std::all_of(rule.when.begin(), rule.when.end(),
                        [&](const Clause& c) { return Holds(c, observed); })) {
         continue;
       }
-      out.push_back({rule.id, s.name, value, rule.severity, rule.message, s.sources});
+      const std::string rule_range = rule.versions.empty() ? range : rule.versions.Label();
+      out.push_back({rule.id, s.name, value, rule.severity, labelled(rule_range, rule.message),
+                     s.sources, rule_range});
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
@@ -182,6 +213,8 @@ Json DoctorJson(const std::vector<Finding>& findings, const Observed& observed,
                       {"symptoms", knowledge.symptoms.size()}};
   doc["platforms"] = Json::array();
   for (const std::string& p : observed.platforms) doc["platforms"].push_back(p);
+  doc["versions"] = Json::object();
+  for (const auto& [component, version] : observed.versions) doc["versions"][component] = version;
   int counts[3] = {0, 0, 0};
   Json list = Json::array();
   for (const Finding& f : findings) {
@@ -190,7 +223,8 @@ Json DoctorJson(const std::vector<Finding>& findings, const Observed& observed,
     j["value"] = f.value ? Json(*f.value) : Json();
     j["severity"] = std::string(env::SeverityName(f.severity));
     j["message"] = f.message;
-    j["sources"] = f.sources;
+    if (!f.versions.empty()) j["versions"] = f.versions;
+    j["sources"] = env::SourcesJson(f.sources);
     list.push_back(std::move(j));
   }
   doc["summary"] = {{"error", counts[2]}, {"warning", counts[1]}, {"info", counts[0]}};
@@ -205,7 +239,9 @@ std::string DoctorText(const std::vector<Finding>& findings, const Observed& obs
     ++counts[static_cast<int>(f.severity)];
     out += fmt::format("{:<8}{}  [{}]\n        {}\n", env::SeverityName(f.severity),
                        Shown(f.setting, f.value), f.rule, f.message);
-    for (const std::string& s : f.sources) out += fmt::format("        source: {}\n", s);
+    for (const env::Source& s : f.sources) {
+      out += fmt::format("        source: {}\n          \"{}\"\n", s.ref, s.quote);
+    }
   }
   std::string platforms;
   for (const std::string& p : observed.platforms) platforms += (platforms.empty() ? "" : ", ") + p;
@@ -264,7 +300,9 @@ std::string SymptomText(const env::Symptom& symptom, const Knowledge& knowledge,
     }
   }
   out += "\n  Sources:\n";
-  for (const std::string& s : symptom.sources) out += fmt::format("  - {}\n", s);
+  for (const env::Source& s : symptom.sources) {
+    out += fmt::format("  - {}\n      \"{}\"\n", s.ref, s.quote);
+  }
   return out;
 }
 
@@ -285,7 +323,7 @@ Json SymptomJson(const env::Symptom& symptom, const Knowledge& knowledge,
           {"explanation", symptom.explanation},
           {"checks", std::move(checks)},
           {"settings", std::move(settings)},
-          {"sources", symptom.sources}};
+          {"sources", env::SourcesJson(symptom.sources)}};
 }
 
 }  // namespace parity::doctor

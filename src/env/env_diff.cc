@@ -22,11 +22,13 @@ struct Relevance {
 
 constexpr Relevance kRelevant[] = {
     {"torch_allow_tf32_cublas_override",
-     "set to 1, PyTorch runs float32 matmuls in TF32 whatever allow_tf32 says "
-     "(https://pytorch.org/docs/stable/cuda_environment_variables.html)"},
+     "set to 1, PyTorch up to 1.13 runs float32 matmuls in TF32 whatever allow_tf32 says; from "
+     "2.0 it sets only the initial float32 matmul precision (high), which code can set back "
+     "(pytorch/pytorch:aten/src/ATen/Context.h)"},
     {"nvidia_tf32_override",
-     "0 turns TF32 off in cuBLAS and cuDNN for the whole process "
-     "(https://docs.nvidia.com/cuda/cublas/#cublassetmathmode)"},
+     "named as the process-wide switch of TF32 in NVIDIA's libraries (0: off); no NVIDIA reference "
+     "page confirming which libraries read it was found "
+     "(https://docs.monai.io/en/stable/precision_accelerating.html)"},
     {"tf32",
      "TF32 keeps 10 of float32's 23 fraction bits in matmul and convolution inputs "
      "(https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-"
@@ -104,8 +106,35 @@ const Setting* EntryOf(const std::string& key) {
   return nullptr;
 }
 
-/// What the entry says about why the difference matters, with its first source.
-std::string NoteOf(const Setting& s) {
+/// The versions of the components a range can name (kComponents) that a side's settings record
+/// (host.python.torch.version, .cuda, .hip).
+std::map<std::string, std::string> VersionsOf(const std::map<std::string, Json>& settings) {
+  std::map<std::string, std::string> out;
+  for (auto [key, component] :
+       {std::pair{"host.python.torch.version", "torch"},
+        std::pair{"host.python.torch.cuda", "cuda"}, std::pair{"host.python.torch.hip", "hip"}}) {
+    const auto it = settings.find(key);
+    if (it != settings.end() && it->second.is_string()) {
+      out[component] = it->second.get<std::string>();
+    }
+  }
+  return out;
+}
+
+/// Whether a statement for `range` may hold on a side with `versions`: an empty range, or the
+/// component's version unrecorded, or recorded and in the range.
+bool MayApply(const VersionRange& range, const std::map<std::string, std::string>& versions) {
+  if (range.empty()) return true;
+  const auto it = versions.find(range.component);
+  return it == versions.end() || range.Contains(it->second);
+}
+
+/// What the entry says about why the difference matters, with its first source: its summary and
+/// effects (or claim and advice), then its version-dependent rules that hold for either side's
+/// recorded versions, each labelled with its range ("[torch < 2.0] ..."); with no version
+/// recorded, every range's statement, labelled.
+std::string NoteOf(const Setting& s, const std::map<std::string, std::string>& baseline,
+                   const std::map<std::string, std::string>& candidate) {
   std::string note;
   if (!s.real()) {
     note = fmt::format("{} ({}): {} {}", s.name, s.status, s.claim, s.advice);
@@ -117,7 +146,14 @@ std::string NoteOf(const Setting& s) {
       }
     }
   }
-  return fmt::format("{} ({})", note, s.sources.front());
+  if (!s.versions.empty()) note += fmt::format(" [read by {}]", s.versions.Label());
+  for (const Rule& rule : s.rules) {
+    if (rule.versions.empty()) continue;
+    if (MayApply(rule.versions, baseline) || MayApply(rule.versions, candidate)) {
+      note += fmt::format(" [{}] {}", rule.versions.Label(), rule.message);
+    }
+  }
+  return fmt::format("{} ({})", note, s.sources.front().ref);
 }
 
 /// Keys that differ between any two runs and say nothing about the platform.
@@ -187,11 +223,13 @@ std::vector<EnvDifference> DiffSettings(const std::map<std::string, Json>& basel
                                         const std::map<std::string, Json>& candidate,
                                         std::size_t limit) {
   std::vector<EnvDifference> diff;
+  const std::map<std::string, std::string> baseline_versions = VersionsOf(baseline);
+  const std::map<std::string, std::string> candidate_versions = VersionsOf(candidate);
   auto add = [&](const std::string& key, const Json& a, const Json& b) {
     EnvDifference d{key, a, b, false, ""};
     if (const Setting* s = EntryOf(key)) {
       d.relevant = true;
-      d.note = NoteOf(*s);
+      d.note = NoteOf(*s, baseline_versions, candidate_versions);
     } else if (const Relevance* r = RelevanceOf(key)) {
       d.relevant = true;
       d.note = std::string(r->note);

@@ -31,7 +31,9 @@ std::map<std::string, Json> SettingsOf(const Json& env_doc);
 /// The keys whose values differ, the relevant ones first, then by key; at most `limit`.
 /// A key holding a knowledge-base entry's value ("host.environment.MIOPEN_FIND_MODE",
 /// "host.python.settings.torch.backends.cudnn.allow_tf32", parity_dump's setting names) is
-/// relevant and explained by that entry.
+/// relevant and explained by that entry; its version-dependent statements are picked by the
+/// versions each side records (host.python.torch.version, .cuda, .hip), all of them, labelled
+/// with their ranges, where a side records none.
 std::vector<EnvDifference> DiffSettings(const std::map<std::string, Json>& baseline,
                                         const std::map<std::string, Json>& candidate,
                                         std::size_t limit = 2000);

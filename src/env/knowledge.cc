@@ -58,9 +58,94 @@ bool IsKebab(const std::string& s) {
   });
 }
 
+constexpr std::size_t kMaxQuote = 300;
+
+/// A source: {ref: "https://... or owner/name:path", quote: "the words it relies on"}.
+Result<Source> ParseSource(const YAML::Node& node) {
+  if (!node.IsMap()) {
+    return YamlAt(node,
+                  "a source must be {ref: URL or owner/name:path, quote: \"the exact words "
+                  "or code it relies on\"}");
+  }
+  Source source;
+  PARITY_RETURN_IF_ERROR(ForEachKey(
+      node, "sources", {"ref", "quote"},
+      [&](const std::string& key, const YAML::Node& v) -> Status {
+        PARITY_ASSIGN_OR_RETURN((key == "ref" ? source.ref : source.quote), YamlText(v, key));
+        return Status::Ok();
+      }));
+  if (source.ref.empty()) return YamlAt(node, "a source needs 'ref'");
+  if (!IsSource(source.ref)) {
+    return YamlAt(node, fmt::format("source '{}' is neither an https:// URL nor owner/name:path",
+                                    source.ref));
+  }
+  if (source.quote.empty()) {
+    return YamlAt(node, fmt::format("source '{}' needs 'quote': the exact words or code of the "
+                                    "source that the entry relies on",
+                                    source.ref));
+  }
+  if (source.quote.size() > kMaxQuote || source.quote.find('\n') != std::string::npos) {
+    return YamlAt(node, fmt::format("the quote of '{}' must be one line of at most {} characters",
+                                    source.ref, kMaxQuote));
+  }
+  return source;
+}
+
+Result<std::vector<Source>> ParseSources(const YAML::Node& node) {
+  if (!node.IsSequence() || node.size() == 0 || node.size() > 100) {
+    return YamlAt(node, "'sources' must be a list of 1 to 100 sources");
+  }
+  std::vector<Source> out;
+  for (const YAML::Node& item : node) {
+    PARITY_ASSIGN_OR_RETURN(Source source, ParseSource(item));
+    out.push_back(std::move(source));
+  }
+  return out;
+}
+
+/// {component: torch, since: "2.0", until: "2.5"}: since inclusive, until exclusive, at least
+/// one of them; versions numeric ("2.0"), since before until.
+Result<VersionRange> ParseVersions(const YAML::Node& node) {
+  VersionRange range;
+  if (!node.IsMap()) {
+    return YamlAt(node, "'versions' must be {component: torch, since: \"2.0\", until: \"2.5\"}");
+  }
+  PARITY_RETURN_IF_ERROR(ForEachKey(
+      node, "versions", {"component", "since", "until"},
+      [&](const std::string& key, const YAML::Node& v) -> Status {
+        if (key == "component") {
+          PARITY_ASSIGN_OR_RETURN(range.component, YamlText(v, key));
+          if (!OneOf(range.component, kComponents)) {
+            return YamlAt(v, fmt::format("'component' is '{}'; it must be one of {}",
+                                         range.component, List(kComponents)));
+          }
+          return Status::Ok();
+        }
+        std::string& version = key == "since" ? range.since : range.until;
+        PARITY_ASSIGN_OR_RETURN(version, YamlText(v, key));
+        if (!ParseVersion(version, /*strict=*/true)) {
+          return YamlAt(v, fmt::format("'{}' is '{}'; a version is numbers separated by dots "
+                                       "(\"2.0\", \"1.13.1\")",
+                                       key, version));
+        }
+        return Status::Ok();
+      }));
+  if (range.component.empty()) return YamlAt(node, "'versions' needs 'component'");
+  if (range.since.empty() && range.until.empty()) {
+    return YamlAt(node, "'versions' needs 'since', 'until' or both");
+  }
+  if (!range.since.empty() && !range.until.empty() &&
+      CompareVersions(*ParseVersion(range.since), *ParseVersion(range.until)) >= 0) {
+    return YamlAt(
+        node, fmt::format("'since' ({}) must be before 'until' ({})", range.since, range.until));
+  }
+  return range;
+}
+
 /// Why `pattern` could make matching slow, or "": more than six repetitions, a repetition
 /// (other than "?") of a group that holds a repetition or an alternation ("(a*)*", "(a|a)*"),
-/// or a count above 100. With values cut at kMaxMatchedValue, what is left matches in polynomial time.
+/// or a count above 100. With values cut at kMaxMatchedValue, what is left matches in polynomial
+/// time.
 std::string SlowPattern(const std::string& pattern) {
   int quantifiers = 0;
   std::vector<bool> group_risky;  // per open group: holds a repetition or '|'
@@ -216,7 +301,7 @@ Result<Rule> ParseRule(const YAML::Node& node) {
   Rule rule;
   bool has_id = false, has_severity = false, has_when = false, has_message = false;
   PARITY_RETURN_IF_ERROR(ForEachKey(
-      node, "rules", {"id", "severity", "when", "message"},
+      node, "rules", {"id", "severity", "when", "message", "versions"},
       [&](const std::string& key, const YAML::Node& v) -> Status {
         if (key == "id") {
           PARITY_ASSIGN_OR_RETURN(rule.id, YamlText(v, key));
@@ -236,6 +321,8 @@ Result<Rule> ParseRule(const YAML::Node& node) {
             rule.when.push_back(std::move(clause));
           }
           has_when = true;
+        } else if (key == "versions") {
+          PARITY_ASSIGN_OR_RETURN(rule.versions, ParseVersions(v));
         } else {
           PARITY_ASSIGN_OR_RETURN(rule.message, YamlText(v, key));
           has_message = true;
@@ -273,7 +360,7 @@ Status ParseSetting(const YAML::Node& node, Setting& s) {
   PARITY_RETURN_IF_ERROR(ForEachKey(
       node, "settings",
       {"name", "kind", "stack", "status", "summary", "claim", "values", "pattern", "default",
-       "effect", "advice", "instead", "sources", "rules"},
+       "effect", "advice", "instead", "sources", "rules", "versions"},
       [&](const std::string& key, const YAML::Node& v) -> Status {
         if (key == "name") {
           PARITY_ASSIGN_OR_RETURN(s.name, YamlText(v, key));
@@ -322,15 +409,9 @@ Status ParseSetting(const YAML::Node& node, Setting& s) {
         } else if (key == "instead") {
           PARITY_ASSIGN_OR_RETURN(s.instead, Strings(v, key));
         } else if (key == "sources") {
-          PARITY_ASSIGN_OR_RETURN(s.sources, Strings(v, key));
-          if (s.sources.empty()) return YamlAt(v, "'sources' must name at least one source");
-          for (const std::string& src : s.sources) {
-            if (!IsSource(src)) {
-              return YamlAt(v, fmt::format("source '{}' is neither an https:// URL nor "
-                                           "owner/name:path",
-                                           src));
-            }
-          }
+          PARITY_ASSIGN_OR_RETURN(s.sources, ParseSources(v));
+        } else if (key == "versions") {
+          PARITY_ASSIGN_OR_RETURN(s.versions, ParseVersions(v));
         } else {
           if (!v.IsSequence() || v.size() > 100) {
             return YamlAt(v, "'rules' must be a list of at most 100 rules");
@@ -433,14 +514,7 @@ Status ParseSymptom(const YAML::Node& node, Symptom& s) {
         } else if (key == "settings") {
           PARITY_ASSIGN_OR_RETURN(s.settings, Strings(v, key));
         } else if (key == "sources") {
-          PARITY_ASSIGN_OR_RETURN(s.sources, Strings(v, key));
-          for (const std::string& src : s.sources) {
-            if (!IsSource(src)) {
-              return YamlAt(v, fmt::format("source '{}' is neither an https:// URL nor "
-                                           "owner/name:path",
-                                           src));
-            }
-          }
+          PARITY_ASSIGN_OR_RETURN(s.sources, ParseSources(v));
         } else {
           if (!v.IsSequence() || v.size() == 0 || v.size() > 100) {
             return YamlAt(v, "'checks' must be a list of 1 to 100 checks");
@@ -467,6 +541,57 @@ Status Wrapped(const std::string& path, const std::string& where, const Status& 
 }
 
 }  // namespace
+
+std::optional<std::vector<long>> ParseVersion(std::string_view version, bool strict) {
+  if (strict && (version.empty() || version.back() == '.')) return std::nullopt;
+  std::vector<long> parts;
+  std::size_t i = 0;
+  while (i < version.size() && parts.size() < 16) {
+    if (!std::isdigit(static_cast<unsigned char>(version[i]))) break;
+    long part = 0;
+    while (i < version.size() && std::isdigit(static_cast<unsigned char>(version[i]))) {
+      part = std::min<long>(part * 10 + (version[i] - '0'), 1000000000L);
+      ++i;
+    }
+    parts.push_back(part);
+    if (i == version.size()) return parts;
+    if (version[i] != '.') break;  // "0a0+git...": the rest is a local suffix
+    ++i;
+  }
+  if (parts.empty() || (strict && i != version.size())) return std::nullopt;
+  return parts;
+}
+
+int CompareVersions(const std::vector<long>& a, const std::vector<long>& b) {
+  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const long x = i < a.size() ? a[i] : 0;
+    const long y = i < b.size() ? b[i] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+bool VersionRange::Contains(std::string_view version) const {
+  if (empty()) return true;
+  const auto v = ParseVersion(version);
+  if (!v) return false;
+  if (!since.empty() && CompareVersions(*v, *ParseVersion(since)) < 0) return false;
+  if (!until.empty() && CompareVersions(*v, *ParseVersion(until)) >= 0) return false;
+  return true;
+}
+
+std::string VersionRange::Label() const {
+  if (empty()) return "";
+  if (until.empty()) return fmt::format("{} >= {}", component, since);
+  if (since.empty()) return fmt::format("{} < {}", component, until);
+  return fmt::format("{} >= {}, < {}", component, since, until);
+}
+
+Json SourcesJson(const std::vector<Source>& sources) {
+  Json out = Json::array();
+  for (const Source& s : sources) out.push_back({{"ref", s.ref}, {"quote", s.quote}});
+  return out;
+}
 
 std::string_view SeverityName(Severity severity) {
   switch (severity) {
@@ -671,13 +796,16 @@ Json RulesJson(const Knowledge& knowledge) {
     if (!s.effect.empty()) r["effect"] = s.effect;
     r["advice"] = s.advice;
     if (!s.instead.empty()) r["instead"] = s.instead;
-    r["sources"] = s.sources;
+    if (!s.versions.empty()) r["versions"] = s.versions.Label();
+    r["sources"] = SourcesJson(s.sources);
     if (!s.rules.empty()) {
       Json extra = Json::array();
       for (const Rule& rule : s.rules) {
-        extra.push_back({{"id", rule.id},
-                         {"severity", std::string(SeverityName(rule.severity))},
-                         {"message", rule.message}});
+        Json j = {{"id", rule.id},
+                  {"severity", std::string(SeverityName(rule.severity))},
+                  {"message", rule.message}};
+        if (!rule.versions.empty()) j["versions"] = rule.versions.Label();
+        extra.push_back(std::move(j));
       }
       r["rules"] = std::move(extra);
     }
@@ -694,7 +822,7 @@ Json RulesJson(const Knowledge& knowledge) {
                         {"explanation", s.explanation},
                         {"checks", std::move(checks)},
                         {"settings", s.settings},
-                        {"sources", s.sources}});
+                        {"sources", SourcesJson(s.sources)}});
   }
   doc["symptoms"] = std::move(symptoms);
   return doc;

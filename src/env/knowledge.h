@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -26,6 +27,45 @@ std::string_view SeverityName(Severity severity);
 /// matches: the knowledge base's patterns (bounded when loaded) then run in bounded time.
 bool MatchesPattern(const std::regex& regex, std::string_view value);
 
+/// Where an entry's statement comes from: `ref`, an https:// URL or owner/name:path, and
+/// `quote`, the exact words or code of that source the statement relies on (short), so that a
+/// reviewer can check the entry without searching.
+struct Source {
+  std::string ref, quote;
+};
+
+/// The components whose versions a range can name: torch (PyTorch), and the CUDA and HIP
+/// versions PyTorch was built with (torch.version.cuda, torch.version.hip), as a fingerprint
+/// records them (host.python.torch).
+inline constexpr std::string_view kComponents[] = {"torch", "cuda", "hip"};
+
+/// The numeric parts of `version`: "2.1.0" -> {2, 1, 0}. Parts are split at '.'; a part's
+/// leading digits count and the rest of the version from the first part that is not all digits
+/// is ignored ("1.13.0a0+gitunknown" -> {1, 13, 0}, "6.2.41133-dd7f95766" -> {6, 2, 41133}).
+/// nullopt when the version does not start with a digit. `strict`: every part must be all
+/// digits (as a knowledge file writes them), else nullopt.
+std::optional<std::vector<long>> ParseVersion(std::string_view version, bool strict = false);
+
+/// <0, 0 or >0 as `a` is older than, the same as or newer than `b`, missing parts counting as 0
+/// ("2.0" == "2.0.0").
+int CompareVersions(const std::vector<long>& a, const std::vector<long>& b);
+
+/// The versions of a component a statement holds for: since (inclusive) up to until
+/// (exclusive); either may be "" (open). An empty `component` means every version.
+struct VersionRange {
+  std::string component, since, until;
+
+  bool empty() const { return component.empty(); }
+  /// True when `version` (as a fingerprint records it) is in the range; true for every version
+  /// when the range is empty; false when `version` can't be read as a version.
+  bool Contains(std::string_view version) const;
+  /// "torch >= 2.0", "torch < 2.0", "torch >= 2.0, < 2.5"; "" when empty.
+  std::string Label() const;
+};
+
+/// [{"ref","quote"}].
+Json SourcesJson(const std::vector<Source>& sources);
+
 /// One clause of a rule's `when`: all of a rule's clauses must hold.
 struct Clause {
   enum class Kind { kEquals, kNotEquals, kSet, kUnset, kMatches, kPlatform };
@@ -42,6 +82,7 @@ struct Rule {
   Severity severity = Severity::kWarning;
   std::vector<Clause> when;
   std::string message;
+  VersionRange versions;  ///< the versions the rule holds for; empty: all
 };
 
 struct ValidValue {
@@ -57,8 +98,10 @@ struct Setting {
   std::string pattern;             ///< "" when none
   std::shared_ptr<const std::regex> regex;
   std::map<std::string, std::string> effect;  ///< determinism, precision, performance
-  std::vector<std::string> instead, sources;
+  std::vector<std::string> instead;
+  std::vector<Source> sources;
   std::vector<Rule> rules;
+  VersionRange versions;  ///< the versions that read the setting; empty: all
 
   bool real() const { return status == "real"; }
   /// True when `value` is one of `values` or an alias, or matches `pattern`; true when the
@@ -78,7 +121,7 @@ struct Symptom {
   std::vector<std::string> keywords;
   std::vector<Check> checks;
   std::vector<std::string> settings;  ///< entries to compare between the platforms
-  std::vector<std::string> sources;
+  std::vector<Source> sources;
 };
 
 struct Knowledge {
@@ -97,13 +140,15 @@ inline constexpr std::string_view kStacks[] = {
     "rocBLAS", "hipBLASLt", "PyTorch", "NCCL/RCCL", "OpenMP", "OpenBLAS"};
 
 /// The settings file (format parity-knowledge-settings v1). Every key is checked: an unknown
-/// key, a missing one, a status or stack outside the lists, a source that is neither an
-/// https:// URL nor owner/name:path, a pattern that does not compile, a duplicate name or rule
-/// id is kInvalidInput "path: settings[i] (NAME).key: problem".
+/// key, a missing one, a status or stack outside the lists, a source whose `ref` is neither an
+/// https:// URL nor owner/name:path or that has no `quote`, a version range with an unknown
+/// component, a version that is not numeric or `since` not before `until`, a pattern that does
+/// not compile, a duplicate name or rule id is kInvalidInput "path: settings[i] (NAME): line N:
+/// problem".
 Result<std::vector<Setting>> ParseSettings(std::string_view text, const std::string& path);
 
-/// The symptoms file (format parity-knowledge-symptoms v1), checked the same way; every check
-/// must start with "parity ".
+/// The symptoms file (format parity-knowledge-symptoms v1), checked the same way (sources with
+/// `ref` and `quote` too); every check must start with "parity ".
 Result<std::vector<Symptom>> ParseSymptoms(std::string_view text, const std::string& path);
 
 /// The two together, once every name a rule, an `instead` or a symptom refers to is checked to
@@ -119,7 +164,9 @@ Result<Knowledge> LoadKnowledge(const std::string& dir);
 Result<const Knowledge*> BuiltinKnowledge();
 
 /// {"format":"parity-doctor-rules","version":1,"settings_file","symptoms_file","rules":[{"name",
-/// "kind","stack","status","summary",...,"sources"}],"symptoms":[...]}.
+/// "kind","stack","status","summary",...,"versions","sources":[{"ref","quote"}],"rules":[{"id",
+/// "severity","message","versions"}]}],"symptoms":[...]}; "versions" (a label, "torch >= 2.0")
+/// only where a range is given.
 Json RulesJson(const Knowledge& knowledge);
 
 /// The names of the "env" entries, sorted: what a fingerprint records from the environment.

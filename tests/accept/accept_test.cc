@@ -18,7 +18,6 @@
 #include "accept/signing.h"
 #include "accept/telemetry_record.h"
 #include "env/knowledge.h"
-#include "env/knowledge.h"
 #include "testdata.h"
 
 namespace parity::accept {
@@ -477,8 +476,9 @@ TEST(EnvDiff, MarksWhatChangesNumerics) {
   auto kb = env::BuiltinKnowledge();
   ASSERT_TRUE(kb.ok());
   const env::Setting* entry = (*kb)->Find("torch.backends.cuda.matmul.allow_tf32");
-  EXPECT_NE(diff[0].note.find(entry != nullptr ? entry->sources.front() : "https://pytorch.org/"),
-            std::string::npos)
+  EXPECT_NE(
+      diff[0].note.find(entry != nullptr ? entry->sources.front().ref : "https://pytorch.org/"),
+      std::string::npos)
       << diff[0].note;
   EXPECT_EQ(diff[1].key, "host.gpu");
   EXPECT_TRUE(diff[1].baseline.is_null());

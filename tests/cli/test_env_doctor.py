@@ -86,7 +86,7 @@ class Env(unittest.TestCase):
         for d in relevant:
             name = d["key"].rsplit(".", 1)[-1]
             if name in settings:
-                self.assertIn(settings[name]["sources"][0], d["note"])
+                self.assertIn(settings[name]["sources"][0]["ref"], d["note"])
 
     def test_bad_fingerprints_are_exit_2_naming_file_and_key(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -202,6 +202,55 @@ class Doctor(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn(os.path.join(tmp, "settings.yaml"), r.stderr)
             self.assertIn("status", r.stderr)
+            # A source without its quote, or a malformed version range: file, entry, line.
+            entry = ("  - name: X\n    kind: env\n    stack: ROCm\n    status: real\n"
+                     "    summary: s\n    effect: {performance: p}\n    advice: a\n")
+            for extra, needle in (
+                    ('    sources: [{ref: "https://example.org/x"}]\n', "needs 'quote'"),
+                    ('    sources: [{ref: "https://example.org/x", quote: q}]\n'
+                     '    versions: {component: torch, since: "2.5", until: "2.0"}\n',
+                     "must be before 'until'")):
+                with open(os.path.join(tmp, "settings.yaml"), "w") as f:
+                    f.write("format: parity-knowledge-settings\nversion: 1\nsettings:\n"
+                            + entry + extra)
+                r = run("doctor", "--knowledge", tmp)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(os.path.join(tmp, "settings.yaml") + ": settings[0] (X): line ",
+                              r.stderr)
+                self.assertIn(needle, r.stderr)
+
+    def test_every_source_quotes_what_it_relies_on(self):
+        settings, symptoms = load_kb()
+        for item in list(settings.values()) + symptoms:
+            self.assertTrue(item["sources"], item.get("name", item.get("id")))
+            for src in item["sources"]:
+                self.assertEqual(set(src), {"ref", "quote"}, src)
+                self.assertTrue(src["quote"].strip(), src)
+
+    def test_the_tf32_override_statement_follows_the_recorded_torch(self):
+        # Up to torch 1.13 the variable forces TF32; from 2.0 it sets only the initial default.
+        with tempfile.TemporaryDirectory() as tmp:
+            rules = {}
+            for version in ("1.13.0a0+gitunknown", "2.1.0", None):
+                path = os.path.join(tmp, "env.json")
+                host = {"environment": {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"},
+                        "gpus": [{"vendor": "NVIDIA"}]}
+                if version:
+                    host["python"] = {"torch": {"version": version, "cuda": "12.1"}}
+                with open(path, "w") as f:
+                    json.dump({"format": "parity-env", "version": 1, "host": host}, f)
+                r = run("doctor", "--env", path, "--json", "-")
+                self.assertIn(r.returncode, (0, 1), r.stderr)
+                found = {f["rule"]: f for f in json.loads(r.stdout)["findings"]}
+                rules[version] = found
+            self.assertIn("tf32-cublas-override", rules["1.13.0a0+gitunknown"])
+            self.assertNotIn("tf32-cublas-override-initial", rules["1.13.0a0+gitunknown"])
+            self.assertIn("tf32-cublas-override-initial", rules["2.1.0"])
+            self.assertNotIn("tf32-cublas-override", rules["2.1.0"])
+            # Unknown version: both, each labelled with its range.
+            self.assertEqual(rules[None]["tf32-cublas-override"]["versions"], "torch < 2.0")
+            self.assertTrue(rules[None]["tf32-cublas-override-initial"]["message"]
+                            .startswith("[torch >= 2.0] "))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "env/knowledge.h"
 #include "testdata.h"
@@ -31,7 +32,7 @@ const Knowledge& TestKb() {
 }
 
 Observed With(std::map<std::string, std::string> values, std::set<std::string> platforms = {}) {
-  return {"test", std::move(values), std::move(platforms)};
+  return {"test", std::move(values), std::move(platforms), {}};
 }
 
 /// The findings of rule `rule`.
@@ -165,6 +166,67 @@ TEST(Doctor, ObservesAFingerprint) {
   EXPECT_EQ(o.values.at("MIOPEN_FIND_MODE"), "3");
   EXPECT_EQ(o.values.at("torch.backends.cudnn.allow_tf32"), "true");
   EXPECT_EQ(o.platforms, (std::set<std::string>{"amd", "nvidia"}));
+  EXPECT_EQ(o.versions, (std::map<std::string, std::string>{{"torch", "2.5"}, {"cuda", "12.4"}}));
+}
+
+/// An entry read only by torch >= 1.12, with one rule per torch range.
+const Knowledge& VersionedKb() {
+  static const Knowledge* kb = [] {
+    auto settings = env::ParseSettings(R"(format: parity-knowledge-settings
+version: 1
+settings:
+  - name: TORCH_ALLOW_TF32_CUBLAS_OVERRIDE
+    kind: env
+    stack: PyTorch
+    status: real
+    summary: s
+    effect: {precision: p}
+    advice: a
+    versions: {component: torch, since: "1.12"}
+    sources: [{ref: "pytorch/pytorch:aten/src/ATen/Context.h", quote: q}]
+    rules:
+      - {id: forces, severity: warning, versions: {component: torch, until: "2.0"},
+         when: [{setting: TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, equals: ["1"]}], message: forced}
+      - {id: initial, severity: warning, versions: {component: torch, since: "2.0"},
+         when: [{setting: TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, equals: ["1"]}], message: initial}
+)",
+                                       "v.yaml");
+    if (!settings.ok()) ADD_FAILURE() << settings.status().message();
+    auto k = env::MakeKnowledge(
+        settings.ok() ? std::move(settings).value() : std::vector<env::Setting>{}, {}, "v.yaml",
+        "s.yaml");
+    return new Knowledge(k.ok() ? std::move(k).value() : Knowledge{});
+  }();
+  return *kb;
+}
+
+TEST(Doctor, VersionRangesPickTheStatementForTheRecordedTorch) {
+  Observed o = With({{"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1"}});
+  // Unknown version: every range, each labelled.
+  auto f = Of(Diagnose(VersionedKb(), o), "forces");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message, "[torch < 2.0] forced");
+  EXPECT_EQ(f[0].versions, "torch < 2.0");
+  EXPECT_TRUE(Fires(VersionedKb(), o, "initial"));
+  EXPECT_NE(Of(Diagnose(VersionedKb(), o), "kb.set")[0].message.find("[torch >= 1.12]"),
+            std::string::npos);
+  // Debian's torch: 1.13.0a0 is 1.13.0.
+  o.versions["torch"] = "1.13.0a0+gitunknown";
+  EXPECT_TRUE(Fires(VersionedKb(), o, "forces"));
+  EXPECT_FALSE(Fires(VersionedKb(), o, "initial"));
+  o.versions["torch"] = "2.1.0+cu121";
+  EXPECT_FALSE(Fires(VersionedKb(), o, "forces"));
+  EXPECT_TRUE(Fires(VersionedKb(), o, "initial"));
+  // Outside the entry's range: only that it is not read.
+  o.versions["torch"] = "1.11.0";
+  const auto all = Diagnose(VersionedKb(), o);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].rule, "kb.not-read");
+  EXPECT_NE(all[0].message.find("torch 1.11.0 does not read it"), std::string::npos);
+  const Json doc = DoctorJson(all, o, VersionedKb());
+  EXPECT_EQ(doc["versions"]["torch"], "1.11.0");
+  EXPECT_EQ(doc["findings"][0]["versions"], "torch >= 1.12");
+  EXPECT_EQ(doc["findings"][0]["sources"][0]["quote"], "q");
 }
 
 TEST(Symptoms, MatchByKeywordAndStem) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "cli/command.h"
@@ -92,6 +93,8 @@ TEST(BuiltinKnowledge, EveryEntryIsSourcedAndEveryStatusUsed) {
   std::set<std::string> statuses, names;
   for (const Setting& s : kb.settings) {
     EXPECT_FALSE(s.sources.empty()) << s.name;
+    for (const Source& src : s.sources)
+      EXPECT_FALSE(src.quote.empty()) << s.name << ": " << src.ref;
     EXPECT_TRUE(names.insert(s.name).second) << s.name;
     statuses.insert(s.status);
     // The entries' corrections are what doctor prints: say what to do instead.
@@ -108,6 +111,7 @@ TEST(BuiltinKnowledge, SymptomsRunCommandsThatExist) {
   for (const cli::Command& c : cli::Commands()) commands.insert(c.name);
   for (const Symptom& s : Builtin().symptoms) {
     EXPECT_FALSE(s.sources.empty()) << s.id;
+    for (const Source& src : s.sources) EXPECT_FALSE(src.quote.empty()) << s.id << ": " << src.ref;
     for (const Check& c : s.checks) {
       const std::string rest = c.run.substr(7);
       const std::string name = rest.substr(0, rest.find(' '));
@@ -133,7 +137,7 @@ constexpr const char* kHead = "format: parity-knowledge-settings\nversion: 1\nse
 constexpr const char* kEntry =
     "  - name: A_VAR\n    kind: env\n    stack: ROCm\n    status: real\n"
     "    summary: s\n    effect: {performance: p}\n    advice: a\n"
-    "    sources: [\"https://example.org/x\"]\n";
+    "    sources: [{ref: \"https://example.org/x\", quote: \"q\"}]\n";
 
 TEST(ParseSettings, TheTestEntryIsValid) {
   auto r = ParseSettings(std::string(kHead) + kEntry, "k.yaml");
@@ -152,8 +156,35 @@ TEST(ParseSettings, MalformedFilesNameTheFileAndTheKey) {
       {replace("status: real", "status: maybe"), "'status' is 'maybe'"},
       {replace("stack: ROCm", "stack: Gaudi"), "'stack' is 'Gaudi'"},
       {replace("kind: env", "kind: sysctl"), "'kind'"},
-      {replace("sources: [\"https://example.org/x\"]", "sources: []"), "sources"},
-      {replace("sources: [\"https://example.org/x\"]", "sources: [\"a blog\"]"), "a blog"},
+      {replace("sources: [{ref: \"https://example.org/x\", quote: \"q\"}]", "sources: []"),
+       "sources"},
+      {replace("ref: \"https://example.org/x\"", "ref: \"a blog\""), "a blog"},
+      // Every source says what it relies on: a quote, one line, short.
+      {replace(", quote: \"q\"", ""), "needs 'quote'"},
+      {replace("sources: [{ref: \"https://example.org/x\", quote: \"q\"}]",
+               "sources: [\"https://example.org/x\"]"),
+       "a source must be {ref"},
+      {replace("quote: \"q\"", "quote: \"" + std::string(301, 'q') + "\""), "at most 300"},
+      {replace("quote: \"q\"", "quote: \"\""), "'quote' must be a string"},
+      // Version ranges: a known component, numeric versions, since before until.
+      {replace("advice: a", "advice: a\n    versions: {component: torch, since: \"2.x\"}"),
+       "'since' is '2.x'"},
+      {replace("advice: a", "advice: a\n    versions: {component: jax, since: \"2.0\"}"),
+       "'component' is 'jax'"},
+      {replace("advice: a",
+               "advice: a\n    versions: {component: torch, since: \"2.5\", until: \"2.0\"}"),
+       "must be before 'until'"},
+      {replace("advice: a",
+               "advice: a\n    versions: {component: torch, since: \"2.0\", until: \"2.0.0\"}"),
+       "must be before 'until'"},
+      {replace("advice: a", "advice: a\n    versions: {component: torch}"),
+       "needs 'since', 'until'"},
+      {replace("advice: a", "advice: a\n    versions: {since: \"2.0\"}"), "needs 'component'"},
+      {replace(
+           "advice: a",
+           "advice: a\n    rules: [{id: r, severity: info, when: [{setting: A_VAR, set: true}], "
+           "message: m, versions: {component: torch, until: \"1.x3\"}}]"),
+       "'until' is '1.x3'"},
       {replace("    advice: a\n", ""), "'advice'"},
       {replace("    effect: {performance: p}\n", ""), "'effect'"},
       {replace("summary: s", "summry: s"), "did you mean 'summary'"},
@@ -188,9 +219,64 @@ TEST(ParseSettings, MalformedFilesNameTheFileAndTheKey) {
     EXPECT_NE(r.status().message().find(needle), std::string::npos)
         << r.status().message() << "\nwanted: " << needle;
   }
-  // The entry's index and name locate the problem.
+  // The entry's index and name, and the line, locate the problem.
   auto r = ParseSettings(replace("status: real", "status: maybe"), "k.yaml");
   EXPECT_NE(r.status().message().find("settings[0] (A_VAR)"), std::string::npos);
+  r = ParseSettings(replace(", quote: \"q\"", ""), "k.yaml");
+  EXPECT_NE(r.status().message().find("k.yaml: settings[0] (A_VAR): line 11"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(ParseSymptoms, EverySourceNeedsAQuote) {
+  auto r = ParseSymptoms(
+      "format: parity-knowledge-symptoms\nversion: 1\nsymptoms:\n"
+      "  - {id: x, title: t, keywords: [k], explanation: e,\n"
+      "     checks: [{run: \"parity env\", why: w}], sources: [{ref: \"https://example.org\"}]}\n",
+      "s.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("s.yaml: symptoms[0] (x): line 5"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("needs 'quote'"), std::string::npos);
+}
+
+TEST(Versions, CompareNumericallyIgnoringLocalSuffixes) {
+  auto v = [](std::string_view s) { return ParseVersion(s).value_or(std::vector<long>{-1}); };
+  EXPECT_EQ(v("1.13.0a0+gitunknown"), (std::vector<long>{1, 13, 0}));  // Debian's torch
+  EXPECT_EQ(v("2.6.0+rocm6.2"), (std::vector<long>{2, 6, 0}));
+  EXPECT_EQ(v("6.2.41133-dd7f95766"), (std::vector<long>{6, 2, 41133}));
+  EXPECT_EQ(v("12.1"), (std::vector<long>{12, 1}));
+  EXPECT_FALSE(ParseVersion("rocm"));
+  EXPECT_FALSE(ParseVersion(""));
+  EXPECT_FALSE(ParseVersion("2.0a", /*strict=*/true));
+  EXPECT_FALSE(ParseVersion("2.", /*strict=*/true));
+  EXPECT_TRUE(ParseVersion("2.0.1", /*strict=*/true));
+  EXPECT_LT(CompareVersions(v("1.13.0a0"), v("2.0")), 0);
+  EXPECT_LT(CompareVersions(v("1.9"), v("1.13")), 0);  // numerically, not as text
+  EXPECT_EQ(CompareVersions(v("2.0"), v("2.0.0")), 0);
+  EXPECT_GT(CompareVersions(v("2.10.1"), v("2.9")), 0);
+
+  const VersionRange until{"torch", "", "2.0"}, since{"torch", "2.0", ""},
+      both{"torch", "1.12", "2.0"};
+  EXPECT_TRUE(until.Contains("1.13.0a0+gitunknown"));
+  EXPECT_FALSE(since.Contains("1.13.0a0+gitunknown"));
+  EXPECT_TRUE(since.Contains("2.0.0"));
+  EXPECT_FALSE(until.Contains("2.0.0"));
+  EXPECT_TRUE(both.Contains("1.12.1"));
+  EXPECT_FALSE(both.Contains("1.11"));
+  EXPECT_FALSE(since.Contains("unknown"));
+  EXPECT_TRUE(VersionRange{}.Contains("anything"));
+  EXPECT_EQ(until.Label(), "torch < 2.0");
+  EXPECT_EQ(since.Label(), "torch >= 2.0");
+  EXPECT_EQ(both.Label(), "torch >= 1.12, < 2.0");
+}
+
+TEST(BuiltinKnowledge, TheTf32OverrideSaysWhatEachTorchVersionDoes) {
+  const Setting* s = Builtin().Find("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE");
+  ASSERT_NE(s, nullptr);
+  std::map<std::string, std::string> labels;
+  for (const Rule& r : s->rules) labels[r.id] = r.versions.Label();
+  EXPECT_EQ(labels["tf32-cublas-override"], "torch < 2.0");
+  EXPECT_EQ(labels["tf32-cublas-override-initial"], "torch >= 2.0");
 }
 
 TEST(MakeKnowledge, ReferencesMustBeEntries) {
@@ -206,7 +292,8 @@ TEST(MakeKnowledge, ReferencesMustBeEntries) {
   auto symptoms = ParseSymptoms(
       "format: parity-knowledge-symptoms\nversion: 1\nsymptoms:\n"
       "  - {id: x, title: t, keywords: [k], explanation: e, settings: [NOPE],\n"
-      "     checks: [{run: \"parity env\", why: w}], sources: [\"https://example.org\"]}\n",
+      "     checks: [{run: \"parity env\", why: w}],\n"
+      "     sources: [{ref: \"https://example.org\", quote: q}]}\n",
       "s.yaml");
   ASSERT_TRUE(symptoms.ok()) << symptoms.status().message();
   auto s2 = ParseSettings(std::string(kHead) + kEntry, "k.yaml");
@@ -220,7 +307,8 @@ TEST(ParseSymptoms, ChecksMustBeParityCommands) {
   auto r = ParseSymptoms(
       "format: parity-knowledge-symptoms\nversion: 1\nsymptoms:\n"
       "  - {id: x, title: t, keywords: [k], explanation: e,\n"
-      "     checks: [{run: \"rocm-smi\", why: w}], sources: [\"https://example.org\"]}\n",
+      "     checks: [{run: \"rocm-smi\", why: w}],\n"
+      "     sources: [{ref: \"https://example.org\", quote: q}]}\n",
       "s.yaml");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("symptoms[0] (x)"), std::string::npos);
