@@ -2,8 +2,11 @@
 // parity_gpu_peer: what cuBLAS and the CUDA driver reach on their own, for scripts/gpu-check.sh
 // to set parity's figures against in the same run. The copy ceiling is the best of R
 // device-to-device cudaMemcpyAsync copies (2 x bytes moved, as BabelStream counts copy); GEMM is
-// cublasGemmEx alone, per dtype and compute type as parity's cuda backend calls it, timed with
-// events after 0.25 s of warm-up, best of R (parity's "best"). One JSON document on stdout;
+// cublasGemmEx alone, per dtype and compute type as parity's cuda backend calls it, best of R
+// (parity's "best"). Timed as parity's gemm suite times (docs/BENCH.md "Timing"), so the ratio
+// compares like with like: the stream is held by a spin kernel until the sample's work is
+// queued (nvbandwidth), each sample queues enough GEMMs for about 2 ms (at most 128) and divides
+// (nccl-tests), one unheld call and 0.25 s of warm-up first. One JSON document on stdout;
 // exit 2 for bad usage, 3 when a CUDA or cuBLAS call fails (no driver, no device).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -67,6 +70,23 @@ long long ParseNumber(const char* flag, const std::string& text, long long lo, l
   }
   return v;
 }
+
+// Holds the stream until the host sets *latch (mapped pinned memory), or 10 s have passed on
+// %globaltimer, when it sets *timed_out.
+__global__ void SpinKernel(const volatile int* latch, volatile int* timed_out) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (*latch == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > 10000000000ull) {
+      *timed_out = 1;
+      return;
+    }
+  }
+}
+
+constexpr double kTargetSampleSeconds = 2e-3;  // parity's gemm suite
+constexpr int kMaxHeldCalls = 128;             // parity's bench/backend.h
 
 // Element i of an operand: in [-1, 1), stored as the dtype.
 __global__ void FillKernel(void* out, long long count, int kind, unsigned salt) {
@@ -149,11 +169,27 @@ int main(int argc, char** argv) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
-  auto timed = [&](auto&& work) {
+  int* latch = nullptr;  // [0]: set by the host to release; [1]: set by a spin that timed out
+  CHECK(cudaHostAlloc(reinterpret_cast<void**>(&latch), 2 * sizeof(int), cudaHostAllocMapped));
+  int* latch_device = nullptr;
+  CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&latch_device), latch, 0));
+  // Seconds `work` took on the device; held: queued behind a spin kernel released once `work`
+  // has returned, so the host's time to queue it is not counted.
+  auto timed = [&](auto&& work, bool held) {
+    if (held) {
+      latch[0] = latch[1] = 0;
+      SpinKernel<<<1, 1, 0, stream>>>(latch_device, latch_device + 1);
+      CHECK(cudaGetLastError());
+    }
     CHECK(cudaEventRecord(start, stream));
     work();
     CHECK(cudaEventRecord(stop, stream));
+    if (held) __atomic_store_n(&latch[0], 1, __ATOMIC_RELEASE);
     CHECK(cudaEventSynchronize(stop));
+    if (held && __atomic_load_n(&latch[1], __ATOMIC_ACQUIRE) != 0) {
+      std::fprintf(stderr, "parity_gpu_peer: error: the held stream timed out after 10 s\n");
+      std::exit(3);
+    }
     float ms = 0;
     CHECK(cudaEventElapsedTime(&ms, start, stop));
     return ms * 1e-3;
@@ -168,7 +204,8 @@ int main(int argc, char** argv) {
   double copy_best = 1e30;
   for (int r = 0; r < 3 + copy_reps; ++r) {
     const double t = timed(
-        [&] { CHECK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice, stream)); });
+        [&] { CHECK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice, stream)); },
+        r > 0);
     if (r >= 3) copy_best = t < copy_best ? t : copy_best;
   }
   CHECK(cudaFree(src));
@@ -199,19 +236,28 @@ int main(int argc, char** argv) {
       const float one32 = 1.0f, zero32 = 0.0f;
       const bool f64 = kind.storage == 0;
       const int dim = static_cast<int>(n);
+      int calls = 1;
       auto call = [&] {
-        CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim,
-                                f64 ? static_cast<const void*>(&one64) : &one32, a, kind.type, dim,
-                                b, kind.type, dim,
-                                f64 ? static_cast<const void*>(&zero64) : &zero32, c, kind.type,
-                                dim, kind.compute, CUBLAS_GEMM_DEFAULT));
+        for (int i = 0; i < calls; ++i) {
+          CHECK_BLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim,
+                                  f64 ? static_cast<const void*>(&one64) : &one32, a, kind.type,
+                                  dim, b, kind.type, dim,
+                                  f64 ? static_cast<const void*>(&zero64) : &zero32, c, kind.type,
+                                  dim, kind.compute, CUBLAS_GEMM_DEFAULT));
+        }
       };
+      timed(call, false);  // cuBLAS's set-up and kernel loading, never behind a held stream
       double warm = 0;
-      for (int w = 0; w < 2 || warm < 0.25; ++w) warm += timed(call);
+      for (int w = 0; w < 2 || warm < 0.25; ++w) {
+        const double t = timed(call, true);
+        warm += t;
+        const double want = std::ceil(kTargetSampleSeconds / (t / calls) - 1e-6);
+        calls = static_cast<int>(want < 1 ? 1 : want > kMaxHeldCalls ? kMaxHeldCalls : want);
+      }
       const int gemm_reps = reps > 0 ? reps : (n <= 1024 ? 20 : 5);
       double best = 1e30;
       for (int r = 0; r < gemm_reps; ++r) {
-        const double t = timed(call);
+        const double t = timed(call, true) / calls;
         best = t < best ? t : best;
       }
       CHECK(cudaFree(a));
@@ -220,7 +266,7 @@ int main(int argc, char** argv) {
       const double flops = 2.0 * double(n) * double(n) * double(n);
       gemm << (first ? "" : ",\n  ") << "{\"dtype\":\"" << kind.dtype << "\",\"size\":" << n
            << ",\"gflops\":" << Rate(flops / 1e9, best) << ",\"reps\":" << gemm_reps
-           << ",\"call\":\"" << kind.call << "\"}";
+           << ",\"calls_per_sample\":" << calls << ",\"call\":\"" << kind.call << "\"}";
       first = false;
     }
   }
@@ -228,6 +274,7 @@ int main(int argc, char** argv) {
   CHECK(cudaEventDestroy(start));
   CHECK(cudaEventDestroy(stop));
   CHECK(cudaStreamDestroy(stream));
+  CHECK(cudaFreeHost(latch));
   std::printf(
       "{\"format\":\"parity-gpu-peer\",\"version\":1,\"device\":\"%s\",\"cublas\":\"%d.%d.%d\",\n"
       " \"copy\":{\"bytes\":%lld,\"gbs\":%s,\"reps\":%d,\"method\":\"cudaMemcpyAsync "

@@ -40,6 +40,27 @@ struct DeviceInfo {
   Json properties = Json::object();
 };
 
+/// How Backend::Time may run the work it times.
+enum class Queuing {
+  /// `work` only queues work on the device (kernels, library calls such as GEMMs, copies
+  /// between device memory or from pinned host memory, peer copies with peer access on) and
+  /// never waits for it. The backend holds its queue (a spin kernel waiting on a host flag, as
+  /// nvbandwidth does) from before the start of the sample until `work` has returned, so the
+  /// sample is the device's time for the queued work alone, however long the host took to
+  /// queue it. At most kMaxHeldCalls calls (a held queue that fills would block the host), and
+  /// each of them made once before without holding (lazily loaded kernels and library
+  /// workspaces must not be set up while the queue is held).
+  kHeld,
+  /// `work` may wait for the device or do part of the work on the host (dot's read-back and
+  /// host sum, pageable copies the runtime stages through host buffers, staged peer copies):
+  /// the sample runs from when Time() starts `work` until the device has finished it.
+  kDirect,
+};
+
+/// The most calls one held sample may queue (Queuing::kHeld). CUDA blocks the host when a
+/// stream's queue holds about 1000 launches; a GEMM may be two.
+inline constexpr int kMaxHeldCalls = 128;
+
 /// A platform to benchmark. Calls after Open() go to the opened device and may be
 /// asynchronous (queued on one stream); Synchronize() waits for all of them. Every call that
 /// can fail returns a Status: kUnavailable when the backend or device can't do it here (the
@@ -89,8 +110,16 @@ class Backend {
   /// Waits until every queued call has finished.
   virtual Status Synchronize() = 0;
   /// Seconds that `work` took on the device's own clock (events around it on GPUs, then a
-  /// wait), including everything it queued.
-  virtual Result<double> Time(const std::function<Status()>& work) = 0;
+  /// wait), including everything it queued. With Queuing::kHeld (see there) the device's queue
+  /// is held until `work` has returned, so the host's time to queue it is not counted; with
+  /// kDirect the sample also counts the host's part of the work. Time() itself never adds the
+  /// host's work before the first call of `work` to the sample when the work is held.
+  virtual Result<double> Time(const std::function<Status()>& work, Queuing queuing) = 0;
+  /// Makes this instance's queue wait, on the device and without blocking the host, until
+  /// everything queued so far on `other` (another instance of the same backend, opened on any
+  /// device) has finished (cudaStreamWaitEvent). Backends whose calls finish before they return
+  /// keep this default, which waits on the host.
+  virtual Status WaitFor(Backend& other) { return other.Synchronize(); }
 
   // Peer copies between two devices of this backend (the peer suite). Each device is opened by
   // its own instance of the backend; a backend with one device keeps these defaults.
@@ -115,7 +144,7 @@ class Backend {
 };
 
 /// Bumped whenever Backend or DeviceInfo change; a plugin built for another version is refused.
-inline constexpr int kBackendAbiVersion = 3;
+inline constexpr int kBackendAbiVersion = 4;
 
 }  // namespace parity::bench
 

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxDocumentBytes = std::size_t{1} << 30;
 // The fields of BenchResult::extra that a document's results may carry.
-constexpr const char* kExtraFields[] = {"algbw", "busbw", "time_us", "wrong"};
+constexpr const char* kExtraFields[] = {"algbw", "busbw", "time_us", "wrong", "calls_per_sample"};
 
 std::string SizeText(const Json& params) {
   if (!params.contains("size")) return "";

@@ -137,9 +137,17 @@ Result<BenchRun> RunBenchOn(Backend& backend, const DeviceInfo& device,
                                    ? fmt::format("run {}/{}: {}", run + 1, options.repeat, name)
                                    : name);
       }
-      PARITY_ASSIGN_OR_RETURN(std::vector<BenchResult> suite_results,
-                              FindSuite(name)->run(backend, options.suite));
-      results.insert(results.end(), suite_results.begin(), suite_results.end());
+      Result<std::vector<BenchResult>> suite_results = FindSuite(name)->run(backend, options.suite);
+      if (!suite_results.ok()) {
+        // The device can't do what the suite needs here (a kernel without code for this GPU,
+        // a library call this GPU lacks): the suite is skipped with the reason, not an error.
+        if (suite_results.status().code() != StatusCode::kUnavailable) {
+          return suite_results.status();
+        }
+        results.push_back(Skipped(name, "", Json::object(), "", suite_results.status().message()));
+        continue;
+      }
+      results.insert(results.end(), suite_results->begin(), suite_results->end());
     }
     runs.push_back(std::move(results));
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/backend.h"
+#include "core/error_bound.h"
 
 namespace parity::bench {
 
@@ -44,6 +45,17 @@ std::vector<int> StreamArraysWritten(StreamOp op);
 inline bool StreamValueAgrees(double is, double should, double mrel) {
   if (std::isnan(is)) return false;
   return std::abs(is - should) <= std::max(std::abs(is), std::abs(should)) * mrel;
+}
+
+/// The relative tolerance of dot's sum of n products computed with unit roundoff `u`: the
+/// probabilistic bound λ·√n·u (core/error_bound.h, the model `parity compare`'s `auto` policy
+/// uses; docs/COMPARE.md) on the error of a length-n sum relative to the sum of the terms'
+/// magnitudes, which is |sum| here, every product being a·b > 0. BabelStream's
+/// 1e7·FLT_EPSILON ≈ 1.19 would pass a float32 dot that returned 0 or missed a block; this is
+/// 2.1e-3 at n = 2^25 in float32, 3.9e-12 in float64, and at most 1e-2, so a sum that is 0 or
+/// short by a share of 1% or more fails for any n.
+inline double StreamDotTolerance(std::size_t n, double u) {
+  return std::min(DotProductGrowth(static_cast<int64_t>(n), u), 1e-2);
 }
 
 /// Expected values of every element of a, b, c and of the last dot after `reps` repetitions of

@@ -28,6 +28,10 @@ constexpr GemmSize kSizes[] = {
     {256, 20, false}, {512, 20, true}, {1024, 10, false}, {2048, 5, false}, {4096, 3, true},
 };
 constexpr double kWarmupSeconds = 0.25;
+// Each sample queues enough GEMMs (at most kMaxHeldCalls) to last about this long on the
+// device, so the events' resolution (about 0.5 us) and the gaps between kernels the device
+// itself leaves stay far below 1% of it.
+constexpr double kTargetSampleSeconds = 2e-3;
 // Outputs are handed to SuiteOptions::gemm_output up to this order (4 MiB of float32 each).
 constexpr int64_t kMaxKeptOrder = 1024;
 
@@ -118,24 +122,48 @@ Result<std::vector<BenchResult>> RunOne(Backend& backend, const SuiteOptions& op
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   double fastest = std::numeric_limits<double>::infinity();
-  // Warm-up calls (library initialisation, page faults, clocks ramping up, and the spinning
-  // threads another library left behind) for at least kWarmupSeconds, then the timed ones.
+  // Each sample holds the device's queue until its `calls` GEMMs are queued (Queuing::kHeld),
+  // so the host's work (selecting the device, the library's host code) is not counted, and
+  // divides by `calls` (nccl-tests' loop). The first call runs unheld: it initialises the
+  // library and loads its kernels. Then warm-up samples (library workspaces, page faults,
+  // clocks ramping up, the spinning threads another library left behind) for at least
+  // kWarmupSeconds, each re-deriving `calls` from the time per GEMM so far; then the timed ones.
+  auto timed = [&](int calls, Queuing queuing) {
+    return backend.Time(
+        [&]() -> Status {
+          for (int i = 0; i < calls; ++i) {
+            PARITY_RETURN_IF_ERROR(
+                backend.Gemm(dtype, variant.math, n, n, n, a.get(), b.get(), c.get()));
+          }
+          return Status::Ok();
+        },
+        queuing);
+  };
+  int calls = 1;
   double warm = 0.0;
-  for (int rep = 0; rep < reps;) {
-    Result<double> t = backend.Time(
-        [&] { return backend.Gemm(dtype, variant.math, n, n, n, a.get(), b.get(), c.get()); });
+  for (int rep = -1; rep < reps;) {
+    Result<double> t = timed(rep < 0 ? 1 : calls, rep < 0 ? Queuing::kDirect : Queuing::kHeld);
     if (!t.ok()) {
       if (t.status().code() == StatusCode::kUnavailable) return skip(t.status().message());
       return t.status();
     }
+    if (rep < 0) {
+      rep = 0;
+      continue;
+    }
+    const double per_call = *t / calls;
     if (warm < kWarmupSeconds) {
       warm += *t;
+      // A millionth of a call less, so the events' rounding doesn't add one.
+      calls = static_cast<int>(std::clamp(std::ceil(kTargetSampleSeconds / per_call - 1e-6), 1.0,
+                                          double{kMaxHeldCalls}));
       continue;
     }
     ++rep;
-    r.samples.push_back(flops / *t / 1e9);
-    fastest = std::min(fastest, *t);
+    r.samples.push_back(flops / per_call / 1e9);
+    fastest = std::min(fastest, per_call);
   }
+  r.extra["calls_per_sample"] = calls;
   r.best = flops / fastest / 1e9;
 
   // Copy back the sampled rows of C and check the sampled columns in them.

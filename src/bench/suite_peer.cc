@@ -18,9 +18,10 @@ namespace {
 
 constexpr std::size_t kDefaultElements = std::size_t{1} << 24;  // 64 MiB of float32
 constexpr int kDefaultReps = 10;
-// Each bandwidth sample moves at least this much, so per-copy overhead doesn't decide it.
+// Each bandwidth sample moves at least this much, so per-copy overhead doesn't decide it; a
+// held sample (Queuing::kHeld) queues at most kMaxHeldCalls copies per device.
 constexpr std::size_t kBatchBytes = std::size_t{256} << 20;
-constexpr std::size_t kMaxBatch = 1000;
+constexpr std::size_t kMaxBatch = kMaxHeldCalls;
 constexpr int kLatencyCopies = 100;
 constexpr std::size_t kLatencyBytes = 8;
 
@@ -122,18 +123,26 @@ Result<std::vector<BenchResult>> MeasurePair(PeerRun& run, Device& s, Device& d,
   Backend& src = *s.backend;
   Backend& dst = *d.backend;
   const double bytes = static_cast<double>(run.bytes);
+  // With peer access on, a copy only queues work: the samples after the warm-up (repetition 0)
+  // hold the queue until all of it is queued, so the host's submission is not counted (as
+  // nvbandwidth and p2pBandwidthLatencyTest do). Staged copies (access off) involve the host.
+  auto queuing = [&](int rep) { return access && rep > 0 ? Queuing::kHeld : Queuing::kDirect; };
 
   // One way.
   BenchResult uni = Make("peer.bandwidth", "GB/s", s.index, d.index, run.bytes, "uni", access, run);
   PARITY_RETURN_IF_ERROR(run.Clear(d, s));
   std::vector<double> seconds;
   for (int rep = 0; rep <= run.reps; ++rep) {
-    PARITY_ASSIGN_OR_RETURN(const double t, src.Time([&]() -> Status {
-      for (std::size_t i = 0; i < run.batch; ++i) {
-        PARITY_RETURN_IF_ERROR(src.CopyToPeer(d.recv.get(), d.index, s.send.get(), run.bytes));
-      }
-      return Status::Ok();
-    }));
+    PARITY_ASSIGN_OR_RETURN(
+        const double t, src.Time(
+                            [&]() -> Status {
+                              for (std::size_t i = 0; i < run.batch; ++i) {
+                                PARITY_RETURN_IF_ERROR(
+                                    src.CopyToPeer(d.recv.get(), d.index, s.send.get(), run.bytes));
+                              }
+                              return Status::Ok();
+                            },
+                            queuing(rep)));
     if (rep > 0) seconds.push_back(t);  // rep 0 warms up: mappings, the copy engines' queues
   }
   SetBandwidth(uni, seconds, bytes, run.batch);
@@ -144,12 +153,16 @@ Result<std::vector<BenchResult>> MeasurePair(PeerRun& run, Device& s, Device& d,
   // Latency: the mean of 100 queued 8-byte copies.
   BenchResult lat = Make("peer.latency", "us", s.index, d.index, kLatencyBytes, "uni", access, run);
   for (int rep = 0; rep <= run.reps; ++rep) {
-    PARITY_ASSIGN_OR_RETURN(const double t, src.Time([&]() -> Status {
-      for (int i = 0; i < kLatencyCopies; ++i) {
-        PARITY_RETURN_IF_ERROR(src.CopyToPeer(d.recv.get(), d.index, s.send.get(), kLatencyBytes));
-      }
-      return Status::Ok();
-    }));
+    PARITY_ASSIGN_OR_RETURN(const double t,
+                            src.Time(
+                                [&]() -> Status {
+                                  for (int i = 0; i < kLatencyCopies; ++i) {
+                                    PARITY_RETURN_IF_ERROR(src.CopyToPeer(
+                                        d.recv.get(), d.index, s.send.get(), kLatencyBytes));
+                                  }
+                                  return Status::Ok();
+                                },
+                                queuing(rep)));
     if (rep > 0) lat.samples.push_back(t / kLatencyCopies * 1e6);
   }
   lat.best = *std::min_element(lat.samples.begin(), lat.samples.end());
@@ -157,21 +170,29 @@ Result<std::vector<BenchResult>> MeasurePair(PeerRun& run, Device& s, Device& d,
   lat.validation = {{"method", "timing only: the bandwidth copies of this pair are checked"}};
   out.push_back(std::move(lat));
 
-  // Both ways at once, once per unordered pair: each device's queue copies to the other; the
-  // sample ends when both have finished.
+  // Both ways at once, once per unordered pair: each device's queue copies to the other. As in
+  // p2pBandwidthLatencyTest, the destination's queue waits on the device for the source's start
+  // and the source's queue for the destination's copies, so the source's events span both
+  // directions, with no host wait inside the sample.
   if (s.index > d.index) return out;
   BenchResult bi = Make("peer.bandwidth", "GB/s", s.index, d.index, run.bytes, "bi", access, run);
   PARITY_RETURN_IF_ERROR(run.Clear(d, s));
   PARITY_RETURN_IF_ERROR(run.Clear(s, d));
   seconds.clear();
   for (int rep = 0; rep <= run.reps; ++rep) {
-    PARITY_ASSIGN_OR_RETURN(const double t, src.Time([&]() -> Status {
-      for (std::size_t i = 0; i < run.batch; ++i) {
-        PARITY_RETURN_IF_ERROR(src.CopyToPeer(d.recv.get(), d.index, s.send.get(), run.bytes));
-        PARITY_RETURN_IF_ERROR(dst.CopyToPeer(s.recv.get(), s.index, d.send.get(), run.bytes));
-      }
-      return dst.Synchronize();
-    }));
+    PARITY_ASSIGN_OR_RETURN(
+        const double t, src.Time(
+                            [&]() -> Status {
+                              PARITY_RETURN_IF_ERROR(dst.WaitFor(src));
+                              for (std::size_t i = 0; i < run.batch; ++i) {
+                                PARITY_RETURN_IF_ERROR(
+                                    src.CopyToPeer(d.recv.get(), d.index, s.send.get(), run.bytes));
+                                PARITY_RETURN_IF_ERROR(
+                                    dst.CopyToPeer(s.recv.get(), s.index, d.send.get(), run.bytes));
+                              }
+                              return src.WaitFor(dst);
+                            },
+                            queuing(rep)));
     if (rep > 0) seconds.push_back(t);
   }
   SetBandwidth(bi, seconds, 2 * bytes, run.batch);

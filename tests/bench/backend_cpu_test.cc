@@ -160,7 +160,7 @@ TEST_F(CpuBackendTest, MemoryCopyAndRefusals) {
   EXPECT_EQ(pinned.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(backend_->Open(1).code(), StatusCode::kUnavailable);
   EXPECT_TRUE(backend_->EmptyKernel().ok());
-  auto t = backend_->Time([] { return Status::Ok(); });
+  auto t = backend_->Time([] { return Status::Ok(); }, Queuing::kHeld);
   ASSERT_TRUE(t.ok());
   EXPECT_GE(*t, 0.0);
   auto devices = backend_->Devices();

@@ -3,7 +3,8 @@
 // hip plugin makes, computing column-major GEMMs on host memory as rocBLAS does on the device,
 // so a wrong operand order, leading dimension or type code shows as a wrong product. Built
 // again with FAKE_ROCBLAS_INCOMPLETE (no rocblas_gemm_ex) as libfake_rocblas_incomplete.so.
-// rocblas_sgemm answers rocblas_status_invalid_size (4) when m is 13, as a failing call.
+// rocblas_sgemm answers rocblas_status_invalid_size (4) when m is 13, as a failing call, and
+// rocblas_status_arch_mismatch (15) when m is 14, as on a GPU its kernels don't cover.
 #include <cstdint>
 #include <cstring>
 
@@ -78,7 +79,8 @@ int rocblas_sgemm(void*, int transa, int transb, int m, int n, int k, const floa
                   const float* a, int lda, const float* b, int ldb, const float* beta, float* c,
                   int ldc) {
   if (transa != 111 || transb != 111 || *alpha != 1.0f || *beta != 0.0f) return 11;
-  if (m == 13) return 4;
+  if (m == 13) return 4;   // rocblas_status_invalid_size
+  if (m == 14) return 15;  // rocblas_status_arch_mismatch
   Gemm(
       m, n, k, a, lda, b, ldb, c, ldc,
       [](const void* p, int i) { return double(static_cast<const float*>(p)[i]); },

@@ -79,7 +79,8 @@ TEST(RocblasLoader, RowMajorProductsForEachDtype) {
     // The fake's gemm_ex has float16 only: bfloat16 reaches it as type 168 and is refused.
     const Status bf16 =
         (*lib)->Gemm(handle->get(), DType::kBFloat16, m, n, k, ha.data(), hb.data(), hc.data());
-    EXPECT_EQ(bf16.code(), StatusCode::kInternal);
+    // Not implemented is a SKIP with the reason, not an internal error.
+    EXPECT_EQ(bf16.code(), StatusCode::kUnavailable);
     EXPECT_NE(bf16.message().find("rocblas_gemm_ex failed: rocblas_status_not_implemented"),
               std::string::npos)
         << bf16.message();
@@ -91,6 +92,14 @@ TEST(RocblasLoader, RowMajorProductsForEachDtype) {
     EXPECT_NE(failed.message().find("rocblas_sgemm failed: rocblas_status_invalid_size"),
               std::string::npos)
         << failed.message();
+    EXPECT_EQ(failed.code(), StatusCode::kInternal);
+    // 14 columns: the fake answers rocblas_status_arch_mismatch (15), a SKIP with the reason.
+    const Status arch =
+        (*lib)->Gemm(handle->get(), DType::kFloat32, 2, 14, 2, big.data(), big.data(), big.data());
+    EXPECT_EQ(arch.code(), StatusCode::kUnavailable);
+    EXPECT_NE(arch.message().find("rocblas_sgemm failed: rocblas_status_arch_mismatch"),
+              std::string::npos)
+        << arch.message();
     EXPECT_EQ(
         (*lib)->Gemm(handle->get(), DType::kInt32, 2, 2, 2, a.data(), a.data(), c.data()).code(),
         StatusCode::kUnavailable);
@@ -124,6 +133,33 @@ TEST(RocblasLoader, SearchHonoursTheEnvironmentAndSaysWhatItTried) {
   unsetenv("PARITY_ROCBLAS_LIBRARY");
   EXPECT_EQ(rocblas::StatusName(4), "rocblas_status_invalid_size");
   EXPECT_EQ(rocblas::StatusName(99), "rocblas_status 99");
+  EXPECT_EQ(rocblas::StatusName(15), "rocblas_status_arch_mismatch");
+}
+
+TEST(RocblasLoader, TwoHipRuntimesInOneProcessAreRefused) {
+  EXPECT_TRUE(CheckOneHipRuntime({}, "librocblas.so.4").ok());
+  EXPECT_TRUE(CheckOneHipRuntime({"/opt/rocm/lib/libamdhip64.so.6"}, "librocblas.so.4").ok());
+  const Status two = CheckOneHipRuntime({"/opt/rocm-6.2.0/lib/libamdhip64.so.6.2.60200",
+                                         "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"},
+                                        "/opt/rocm/lib/librocblas.so.4");
+  EXPECT_EQ(two.code(), StatusCode::kUnavailable);
+  EXPECT_NE(two.message().find("second HIP runtime"), std::string::npos) << two.message();
+  EXPECT_NE(two.message().find("libamdhip64.so.5"), std::string::npos) << two.message();
+  // This process holds at most the hip plugin's runtime (its tests load it); never two.
+  EXPECT_LE(LoadedHipRuntimes().size(), 1u);
+}
+
+TEST(RocblasLoader, StatusesThatMeanThisGpuCannotAreUnavailable) {
+  EXPECT_TRUE(RocblasStatus(rocblas::kSuccess, "rocblas_sgemm").ok());
+  for (const rocblas::Status status : {rocblas::kNotImplemented, rocblas::kMemoryError,
+                                       rocblas::kExcludedFromBuild, rocblas::kArchMismatch}) {
+    const Status s = RocblasStatus(status, "rocblas_gemm_ex");
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.message();
+    EXPECT_NE(s.message().find(rocblas::StatusName(status)), std::string::npos) << s.message();
+  }
+  for (const rocblas::Status status : {1, 3, 4, 6, 11, 99}) {
+    EXPECT_EQ(RocblasStatus(status, "rocblas_sgemm").code(), StatusCode::kInternal) << status;
+  }
 }
 
 }  // namespace

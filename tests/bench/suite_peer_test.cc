@@ -68,7 +68,7 @@ class NodeDevice final : public Backend {
   Status PhiloxUniform(float*, std::size_t, uint64_t, uint64_t) override { return Unavailable(); }
   Status EmptyKernel() override { return Unavailable(); }
   Status Synchronize() override { return Status::Ok(); }
-  Result<double> Time(const std::function<Status()>& work) override {
+  Result<double> Time(const std::function<Status()>& work, Queuing) override {
     PARITY_RETURN_IF_ERROR(work());
     return node_->fixed_seconds;
   }
@@ -97,7 +97,7 @@ class NodeDevice final : public Backend {
 
 SuiteOptions Options(Node& node, std::size_t n = 1000) {
   SuiteOptions o;
-  o.n = n;  // 4000-byte copies: batches of 1000 (256 MiB / 4000 bytes, at most 1000)
+  o.n = n;  // 4000-byte copies: batches of 128 (256 MiB / 4000 bytes, at most kMaxHeldCalls)
   o.reps = 3;
   o.open_device = [&node](int index) -> Result<std::unique_ptr<Backend>> {
     return std::unique_ptr<Backend>(new NodeDevice(&node, index));
@@ -134,11 +134,11 @@ TEST(PeerSuite, EveryPairBothAccessModesCountedAsP2pBandwidthLatencyTest) {
         EXPECT_EQ(uni->outcome, Outcome::kOk) << uni->reason;
         EXPECT_EQ(uni->unit, "GB/s");
         ASSERT_EQ(uni->samples.size(), 3u);  // 3 repetitions after the warm-up
-        // 1000 copies of 4000 bytes in 0.5 s.
-        EXPECT_DOUBLE_EQ(uni->samples[0], 4000.0 * 1000 / 0.5 / 1e9);
-        EXPECT_DOUBLE_EQ(uni->extra["time_us"].get<double>(), 0.5e6 / 1000);
+        // 128 copies of 4000 bytes in 0.5 s.
+        EXPECT_DOUBLE_EQ(uni->samples[0], 4000.0 * 128 / 0.5 / 1e9);
+        EXPECT_DOUBLE_EQ(uni->extra["time_us"].get<double>(), 0.5e6 / 128);
         EXPECT_EQ(uni->params["bytes"], 4000);
-        EXPECT_EQ(uni->params["batch"], 1000);
+        EXPECT_EQ(uni->params["batch"], kMaxHeldCalls);
         EXPECT_EQ(uni->validation["bytes_checked"], 4000);
         EXPECT_EQ(uni->validation["mismatches"], 0);
 
@@ -155,18 +155,18 @@ TEST(PeerSuite, EveryPairBothAccessModesCountedAsP2pBandwidthLatencyTest) {
         }
         ASSERT_NE(bi, nullptr);
         EXPECT_EQ(bi->outcome, Outcome::kOk) << bi->reason;
-        EXPECT_DOUBLE_EQ(bi->samples[0], 2 * 4000.0 * 1000 / 0.5 / 1e9);  // both directions
+        EXPECT_DOUBLE_EQ(bi->samples[0], 2 * 4000.0 * 128 / 0.5 / 1e9);  // both directions
         EXPECT_EQ(bi->validation["bytes_checked"], 8000);
       }
     }
   }
   // Copies were made in the state their results name: per ordered pair and mode, 4 samples of
-  // 1000 one-way copies, 4 of 100 latency copies, and 4 of 1000 both-ways copies each way.
+  // 128 one-way copies, 4 of 100 latency copies, and 4 of 128 both-ways copies each way.
   for (int s = 0; s < 3; ++s) {
     for (int d = 0; d < 3; ++d) {
       if (s == d) continue;
       for (bool access : {true, false}) {
-        EXPECT_EQ((node.copies[{s, d, access}]), 4 * 1000 + 4 * 100 + 4 * 1000)
+        EXPECT_EQ((node.copies[{s, d, access}]), 4 * 128 + 4 * 100 + 4 * 128)
             << s << "->" << d << " access " << access;
       }
       EXPECT_FALSE((node.access_on[{s, d}])) << "left on";
@@ -299,8 +299,8 @@ TEST(PeerSuite, NotRunByDefaultAndDrawnAsMatrices) {
   EXPECT_NE(text.find("bidirectional bandwidth, peer access off (staged)"), std::string::npos);
   EXPECT_NE(text.find("latency, peer access on (us per 8 B copy)"), std::string::npos);
   EXPECT_NE(text.find("device(row) -> device(column)"), std::string::npos);
-  // 4000 bytes x 1000 / 0.5 s = 0.008 GB/s in both off-diagonal cells of the one-way matrix.
-  EXPECT_NE(text.find("0.008"), std::string::npos) << text;
+  // 4000 bytes x 128 / 0.5 s = 0.001024 GB/s in the off-diagonal cells of the one-way matrix.
+  EXPECT_NE(text.find("0.001"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -82,8 +82,8 @@ class PlantedBackend final : public Backend {
   }
   Status EmptyKernel() override { return cpu_->EmptyKernel(); }
   Status Synchronize() override { return cpu_->Synchronize(); }
-  Result<double> Time(const std::function<Status()>& work) override {
-    PARITY_ASSIGN_OR_RETURN(double t, cpu_->Time(work));
+  Result<double> Time(const std::function<Status()>& work, Queuing queuing) override {
+    PARITY_ASSIGN_OR_RETURN(double t, cpu_->Time(work, queuing));
     return fixed_seconds > 0.0 ? fixed_seconds : t;
   }
 

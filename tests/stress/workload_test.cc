@@ -28,6 +28,7 @@ namespace {
 using bench::Backend;
 using bench::GemmMath;
 using bench::MemoryKind;
+using bench::Queuing;
 using bench::StreamOp;
 
 // The CPU backend, with faults planted after its GEMMs and stream kernels on request.
@@ -83,7 +84,9 @@ class FaultyBackend final : public Backend {
   }
   Status EmptyKernel() override { return cpu_->EmptyKernel(); }
   Status Synchronize() override { return cpu_->Synchronize(); }
-  Result<double> Time(const std::function<Status()>& work) override { return cpu_->Time(work); }
+  Result<double> Time(const std::function<Status()>& work, Queuing queuing) override {
+    return cpu_->Time(work, queuing);
+  }
 
   int gemm_calls = 0;
   int live_allocations = 0;

@@ -86,7 +86,11 @@ bool TypesFor(DType dtype, GemmMath math, CublasTypes* out) {
 class CudaBackend final : public GpuBackendBase {
  public:
   ~CudaBackend() override {
-    if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (cublas_ == nullptr) return;
+    // The handle belongs to this instance's device; another instance may have made its own
+    // device current since (the peer suite opens one per device).
+    (void)Select();
+    cublasDestroy(cublas_);
   }
 
   std::string_view name() const override { return "cuda"; }

@@ -17,8 +17,10 @@
 
 #include "bench/backend.h"
 #include "bench/gpu/gpu_runtime.h"
+#include "bench/gpu/held_timing.h"
 #include "bench/gpu/launch.h"
 #include "bench/gpu/launchers.h"
+#include "bench/gpu/runtime_errors.h"
 
 namespace parity::bench::gpu {
 
@@ -29,17 +31,28 @@ inline std::string ErrorText(gpuError_t error) {
          "): " + gpuGetErrorString(error);
 }
 
-/// A failed runtime call as a Status: kUnavailable for out-of-memory (the benchmark is skipped
-/// with the reason), kInternal otherwise.
+// runtime_errors.h maps these by number; the runtime's headers must agree with it.
+#if defined(PARITY_GPU_HIP)
+static_assert(static_cast<int>(hipErrorOutOfMemory) == kGpuErrorOutOfMemory);
+inline constexpr char kArchitectureHint[] =
+    "rebuild the hip plugin with PARITY_HIP_ARCHITECTURES naming this GPU's gcnArchName";
+#else
+static_assert(static_cast<int>(cudaErrorMemoryAllocation) == kGpuErrorOutOfMemory);
+inline constexpr char kArchitectureHint[] =
+    "rebuild the cuda plugin with CMAKE_CUDA_ARCHITECTURES (or CUDAARCHS) naming this GPU's "
+    "compute capability";
+#endif
+static_assert(static_cast<int>(gpuErrorNoKernelImage) == kGpuErrorNoKernelImage);
+
+/// A failed runtime call as a Status: kUnavailable for out-of-memory and for a kernel with no
+/// code for this GPU (the benchmark is skipped with the reason), kInternal otherwise.
 inline Status RuntimeError(std::string_view call, gpuError_t error) {
   // The call as the runtime names it: gpuMalloc(...) is cudaMalloc(...) or hipMalloc(...).
   std::string name(call);
   if (name.rfind("gpu", 0) == 0) name = PARITY_GPU_API_PREFIX + name.substr(3);
   std::string message =
       std::string(PARITY_GPU_RUNTIME_NAME) + ": " + name + " failed: " + ErrorText(error);
-  // cudaErrorMemoryAllocation and hipErrorOutOfMemory are both 2.
-  if (static_cast<int>(error) == 2) return Status::Unavailable(std::move(message));
-  return Status::Internal(std::move(message));
+  return RuntimeErrorStatus(static_cast<int>(error), std::move(message), kArchitectureHint);
 }
 
 #define PARITY_GPU_CHECK(call)                                             \
@@ -90,8 +103,10 @@ class GpuBackendBase : public Backend {
     if (device_ >= 0) (void)gpuSetDevice(device_);
     if (partial_host_ != nullptr) (void)gpuFreeHost(partial_host_);
     if (partial_ != nullptr) (void)gpuFree(partial_);
+    if (latch_ != nullptr) (void)gpuFreeHost(latch_);
     if (start_ != nullptr) (void)gpuEventDestroy(start_);
     if (stop_ != nullptr) (void)gpuEventDestroy(stop_);
+    if (marker_ != nullptr) (void)gpuEventDestroy(marker_);
     if (stream_ != nullptr) (void)gpuStreamDestroy(stream_);
   }
 
@@ -156,6 +171,12 @@ class GpuBackendBase : public Backend {
     PARITY_GPU_CHECK(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking));
     PARITY_GPU_CHECK(gpuEventCreate(&start_));
     PARITY_GPU_CHECK(gpuEventCreate(&stop_));
+    PARITY_GPU_CHECK(gpuEventCreateWithFlags(&marker_, gpuEventDisableTiming));
+    // The held queue's flag ([0], set by the host) and its timed-out mark ([1], set by the
+    // spin kernel), in pinned host memory the device reads while it spins.
+    PARITY_GPU_CHECK(
+        gpuHostAlloc(reinterpret_cast<void**>(&latch_), 2 * sizeof(int), gpuHostAllocLatch));
+    PARITY_GPU_CHECK(gpuHostGetDevicePointer(reinterpret_cast<void**>(&latch_device_), latch_, 0));
     int value = 0;
     PARITY_GPU_CHECK(gpuDeviceGetAttribute(&value, gpuDevAttrMultiProcessorCount, index));
     shape_.multiprocessors = value;
@@ -261,18 +282,22 @@ class GpuBackendBase : public Backend {
     return Status::Ok();
   }
 
-  Result<double> Time(const std::function<Status()>& work) override {
+  Result<double> Time(const std::function<Status()>& work, Queuing queuing) override {
     PARITY_RETURN_IF_ERROR(Select());
-    PARITY_GPU_CHECK(gpuEventRecord(start_, stream_));
-    PARITY_RETURN_IF_ERROR(work());
-    // `work` may have queued on another device's instance (the peer suite's both-ways copies).
-    PARITY_RETURN_IF_ERROR(Select());
-    PARITY_GPU_CHECK(gpuEventRecord(stop_, stream_));
-    PARITY_GPU_CHECK(gpuEventSynchronize(stop_));
-    float ms = 0.0f;
-    PARITY_GPU_CHECK(gpuEventElapsedTime(&ms, start_, stop_));
+    StreamQueue queue{*this};
+    PARITY_ASSIGN_OR_RETURN(const double seconds, TimeOnQueue(queue, work, queuing));
     // Events resolve about half a microsecond; a zero would make rates infinite.
-    return std::max(static_cast<double>(ms) * 1e-3, 1e-7);
+    return std::max(seconds, 1e-7);
+  }
+
+  Status WaitFor(Backend& other) override {
+    auto* peer = dynamic_cast<GpuBackendBase*>(&other);
+    if (peer == nullptr || peer->device_ < 0) return Backend::WaitFor(other);
+    PARITY_RETURN_IF_ERROR(peer->Select());
+    PARITY_GPU_CHECK(gpuEventRecord(peer->marker_, peer->stream_));
+    PARITY_RETURN_IF_ERROR(Select());
+    PARITY_GPU_CHECK(gpuStreamWaitEvent(stream_, peer->marker_, 0));
+    return Status::Ok();
   }
 
   Result<bool> PeerAccess(int peer, bool enable) override {
@@ -358,7 +383,52 @@ class GpuBackendBase : public Backend {
     return static_cast<double>(sum);
   }
 
-  gpuEvent_t start_ = nullptr, stop_ = nullptr;
+  /// TimeOnQueue's queue (held_timing.h) on this instance's stream and events.
+  struct StreamQueue {
+    GpuBackendBase& b;
+
+    Status Hold() {
+      b.latch_[0] = 0;
+      b.latch_[1] = 0;
+      return CheckLaunch("SpinKernel",
+                         LaunchSpin(b.stream_, b.latch_device_, b.latch_device_ + 1, kHoldTimeout));
+    }
+    Status RecordStart() {
+      PARITY_GPU_CHECK(gpuEventRecord(b.start_, b.stream_));
+      return Status::Ok();
+    }
+    Status RecordStop() {
+      // `work` may have queued on another device's instance (the peer suite's both-ways copies).
+      PARITY_RETURN_IF_ERROR(b.Select());
+      PARITY_GPU_CHECK(gpuEventRecord(b.stop_, b.stream_));
+      return Status::Ok();
+    }
+    Status Release() {
+      __atomic_store_n(&b.latch_[0], 1, __ATOMIC_RELEASE);
+      return Status::Ok();
+    }
+    Result<double> WaitElapsed() {
+      PARITY_GPU_CHECK(gpuEventSynchronize(b.stop_));
+      float ms = 0.0f;
+      PARITY_GPU_CHECK(gpuEventElapsedTime(&ms, b.start_, b.stop_));
+      return static_cast<double>(ms) * 1e-3;
+    }
+    Status CheckHold() {
+      if (__atomic_load_n(&b.latch_[1], __ATOMIC_ACQUIRE) == 0) return Status::Ok();
+      return Status::Internal(
+          std::string(b.name()) + " backend: the queue was held for " +
+          std::to_string(static_cast<int>(kHoldTimeout)) +
+          " s without being released: the host blocked while it queued the timed work (a "
+          "full queue, or a call that waits for the device), so the sample is not the device's");
+    }
+  };
+
+  /// How long the spin kernel waits for the host before it gives up (nvbandwidth: 10 s).
+  static constexpr double kHoldTimeout = 10.0;
+
+  gpuEvent_t start_ = nullptr, stop_ = nullptr, marker_ = nullptr;
+  int* latch_ = nullptr;
+  int* latch_device_ = nullptr;
   void* partial_ = nullptr;
   void* partial_host_ = nullptr;
 };

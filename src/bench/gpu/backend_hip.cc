@@ -24,6 +24,14 @@ class HipBackend final : public GpuBackendBase {
     }
   }
 
+  ~HipBackend() override {
+    if (!handle_) return;
+    // rocblas_destroy_handle on this instance's device, which another instance may have left
+    // current (the peer suite opens one per device).
+    (void)Select();
+    handle_.reset();
+  }
+
   std::string_view name() const override { return "hip"; }
 
   Status Gemm(DType dtype, GemmMath math, int64_t m, int64_t n, int64_t k, const void* a,

@@ -65,6 +65,14 @@ inline constexpr gpuMemcpyKind gpuMemcpyDefault = hipMemcpyDefault;
 #define gpuMemcpyPeerAsync hipMemcpyPeerAsync
 inline constexpr gpuError_t gpuErrorPeerAccessAlreadyEnabled = hipErrorPeerAccessAlreadyEnabled;
 inline constexpr gpuError_t gpuErrorPeerAccessNotEnabled = hipErrorPeerAccessNotEnabled;
+#define gpuStreamWaitEvent hipStreamWaitEvent
+#define gpuEventCreateWithFlags hipEventCreateWithFlags
+#define gpuEventDisableTiming hipEventDisableTiming
+#define gpuHostGetDevicePointer hipHostGetDevicePointer
+/// Pinned host memory the device reads while it spins (the held queue's flag): mapped, and
+/// coherent so the host's store reaches a running kernel.
+#define gpuHostAllocLatch (hipHostMallocMapped | hipHostMallocCoherent)
+inline constexpr gpuError_t gpuErrorNoKernelImage = hipErrorNoBinaryForGpu;
 #else
 #include <cuda_runtime.h>
 
@@ -116,6 +124,13 @@ inline constexpr gpuMemcpyKind gpuMemcpyDefault = cudaMemcpyDefault;
 #define gpuMemcpyPeerAsync cudaMemcpyPeerAsync
 inline constexpr gpuError_t gpuErrorPeerAccessAlreadyEnabled = cudaErrorPeerAccessAlreadyEnabled;
 inline constexpr gpuError_t gpuErrorPeerAccessNotEnabled = cudaErrorPeerAccessNotEnabled;
+#define gpuStreamWaitEvent cudaStreamWaitEvent
+#define gpuEventCreateWithFlags cudaEventCreateWithFlags
+#define gpuEventDisableTiming cudaEventDisableTiming
+#define gpuHostGetDevicePointer cudaHostGetDevicePointer
+/// Pinned host memory the device reads while it spins (the held queue's flag).
+#define gpuHostAllocLatch cudaHostAllocMapped
+inline constexpr gpuError_t gpuErrorNoKernelImage = cudaErrorNoKernelImageForDevice;
 #endif
 
 #endif  // PARITY_BENCH_GPU_GPU_RUNTIME_H_

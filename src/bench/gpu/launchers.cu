@@ -66,6 +66,29 @@ gpuError_t Dot(gpuStream_t stream, const StreamPlan& plan, const T* a, const T* 
   return gpuGetLastError();
 }
 
+/// A clock that runs while a kernel spins: %globaltimer (nanoseconds) on CUDA, clock64 on HIP.
+__device__ inline uint64_t DeviceTicks() {
+#if defined(PARITY_GPU_HIP)
+  return static_cast<uint64_t>(clock64());
+#else
+  uint64_t ticks;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ticks));
+  return ticks;
+#endif
+}
+
+/// Spins until the host sets *latch, or marks *timed_out after `timeout_ticks`.
+__global__ void SpinKernel(const int* latch, int* timed_out, uint64_t timeout_ticks) {
+  const volatile int* flag = latch;
+  const uint64_t start = DeviceTicks();
+  while (*flag == 0) {
+    if (DeviceTicks() - start > timeout_ticks) {
+      *static_cast<volatile int*>(timed_out) = 1;
+      return;
+    }
+  }
+}
+
 /// Outputs 4g..4g+3 are the Philox4x32-10 block at counter (c, 0) under key (seed lo, seed hi).
 __global__ void __launch_bounds__(kThreadsPerBlock)
     PhiloxKernel(PhiloxPlan plan, float* out, uint64_t seed) {
@@ -183,6 +206,26 @@ gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const double* a
 
 gpuError_t LaunchEmpty(gpuStream_t stream) {
   EmptyGpuKernel<<<1, 1, 0, stream>>>();
+  return gpuGetLastError();
+}
+
+gpuError_t LaunchSpin(gpuStream_t stream, const int* latch, int* timed_out,
+                      double timeout_seconds) {
+#if defined(PARITY_GPU_HIP)
+  // clock64's rate (kHz); 100 MHz where the runtime doesn't say.
+  int device = 0, khz = 0;
+  if (hipGetDevice(&device) != hipSuccess ||
+      hipDeviceGetAttribute(&khz, hipDeviceAttributeClockInstructionRate, device) != hipSuccess ||
+      khz <= 0) {
+    (void)hipGetLastError();
+    khz = 100000;
+  }
+  const double ticks_per_second = khz * 1e3;
+#else
+  const double ticks_per_second = 1e9;  // %globaltimer counts nanoseconds
+#endif
+  SpinKernel<<<1, 1, 0, stream>>>(latch, timed_out,
+                                  static_cast<uint64_t>(timeout_seconds * ticks_per_second));
   return gpuGetLastError();
 }
 

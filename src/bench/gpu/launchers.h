@@ -31,6 +31,11 @@ gpuError_t LaunchDot(gpuStream_t stream, const StreamPlan& plan, const double* a
 /// A kernel of one thread that does nothing.
 gpuError_t LaunchEmpty(gpuStream_t stream);
 
+/// A kernel of one thread that holds `stream` until the host sets *latch to non-zero (device
+/// pointers to mapped pinned host memory), or until `timeout_seconds` have passed on the
+/// device's clock, when it sets *timed_out to 1 and ends (nvbandwidth's spin kernel).
+gpuError_t LaunchSpin(gpuStream_t stream, const int* latch, int* timed_out, double timeout_seconds);
+
 /// cuRAND's curand_uniform stream: on CUDA with cuRAND's own curand_Philox4x32_10, on HIP with
 /// Random123's Philox4x32-10 (the same bijection).
 gpuError_t LaunchPhilox(gpuStream_t stream, const PhiloxPlan& plan, float* out, uint64_t seed);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench/gpu/rocblas_loader.h"
 
+#include <link.h>
+
+#include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdlib>
 #include <string_view>
 
@@ -12,7 +16,7 @@ namespace parity::bench::gpu {
 namespace rocblas {
 
 std::string StatusName(Status status) {
-  static constexpr std::array<std::string_view, 14> kNames = {"rocblas_status_success",
+  static constexpr std::array<std::string_view, 16> kNames = {"rocblas_status_success",
                                                               "rocblas_status_invalid_handle",
                                                               "rocblas_status_not_implemented",
                                                               "rocblas_status_invalid_pointer",
@@ -25,7 +29,9 @@ std::string StatusName(Status status) {
                                                               "rocblas_status_size_unchanged",
                                                               "rocblas_status_invalid_value",
                                                               "rocblas_status_continue",
-                                                              "rocblas_status_check_numerics_fail"};
+                                                              "rocblas_status_check_numerics_fail",
+                                                              "rocblas_status_excluded_from_build",
+                                                              "rocblas_status_arch_mismatch"};
   if (status >= 0 && status < static_cast<int>(kNames.size())) {
     return std::string(kNames[static_cast<std::size_t>(status)]);
   }
@@ -34,14 +40,62 @@ std::string StatusName(Status status) {
 
 }  // namespace rocblas
 
+namespace {}  // namespace
+
+parity::Status RocblasStatus(rocblas::Status status, std::string_view call) {
+  if (status == rocblas::kSuccess) return parity::Status::Ok();
+  std::string message = "rocBLAS: " + std::string(call) + " failed: " + rocblas::StatusName(status);
+  switch (status) {
+    case rocblas::kNotImplemented:
+    case rocblas::kMemoryError:
+    case rocblas::kExcludedFromBuild:
+    case rocblas::kArchMismatch:
+      return parity::Status::Unavailable(std::move(message) +
+                                         " (this rocBLAS can't run it on this GPU)");
+    default:
+      return parity::Status::Internal(std::move(message));
+  }
+}
+
 namespace {
 
 parity::Status Check(rocblas::Status status, std::string_view call) {
-  if (status == rocblas::kSuccess) return parity::Status::Ok();
-  return parity::Status::Internal(std::string(call) + " failed: " + rocblas::StatusName(status));
+  return RocblasStatus(status, call);
 }
 
 }  // namespace
+
+std::vector<std::string> LoadedHipRuntimes() {
+  std::vector<std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        const std::string_view name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        const std::size_t slash = name.rfind('/');
+        const std::string_view base = name.substr(slash == std::string_view::npos ? 0 : slash + 1);
+        if (base.rfind("libamdhip64.so", 0) != 0) return 0;
+        char real[PATH_MAX];
+        const std::string path(name);
+        auto* out = static_cast<std::vector<std::string>*>(data);
+        out->push_back(realpath(path.c_str(), real) != nullptr ? std::string(real) : path);
+        return 0;
+      },
+      &found);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+parity::Status CheckOneHipRuntime(const std::vector<std::string>& runtimes,
+                                  const std::string& rocblas_path) {
+  if (runtimes.size() <= 1) return parity::Status::Ok();
+  std::string names;
+  for (const std::string& r : runtimes) names += (names.empty() ? "" : " and ") + r;
+  return parity::Status::Unavailable(
+      rocblas_path + " brought a second HIP runtime into the process (" + names +
+      "): the plugin's streams are not that runtime's; build the hip plugin against the ROCm "
+      "this rocBLAS belongs to (PARITY_HIPCC, PARITY_AMDHIP64) or point PARITY_ROCBLAS_LIBRARY "
+      "at a rocBLAS of the plugin's ROCm");
+}
 
 Result<std::shared_ptr<RocblasLibrary>> RocblasLibrary::Load() {
   std::vector<std::string> candidates;
@@ -57,7 +111,10 @@ Result<std::shared_ptr<RocblasLibrary>> RocblasLibrary::Load() {
   std::string tried;
   for (const std::string& candidate : candidates) {
     Result<std::shared_ptr<RocblasLibrary>> library = LoadFrom(candidate);
-    if (library.ok()) return library;
+    if (library.ok()) {
+      PARITY_RETURN_IF_ERROR(CheckOneHipRuntime(LoadedHipRuntimes(), candidate));
+      return library;
+    }
     // A library that loads but lacks a call parity makes is the answer, not the next candidate.
     if (library.status().message().find("lacks") != std::string::npos) return library.status();
     tried += (tried.empty() ? "" : "; ") + library.status().message();

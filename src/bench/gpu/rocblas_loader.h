@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/backend.h"
@@ -20,6 +21,10 @@ namespace rocblas {
 using Handle = void*;
 using Status = int;  // rocblas_status
 inline constexpr Status kSuccess = 0;
+inline constexpr Status kNotImplemented = 2;
+inline constexpr Status kMemoryError = 5;
+inline constexpr Status kExcludedFromBuild = 14;
+inline constexpr Status kArchMismatch = 15;
 inline constexpr int kOperationNone = 111;
 inline constexpr int kDatatypeF16 = 150;
 inline constexpr int kDatatypeF32 = 151;
@@ -30,12 +35,26 @@ inline constexpr int kGemmAlgoStandard = 0;
 std::string StatusName(Status status);
 }  // namespace rocblas
 
+/// A rocblas_status from `call` as a Status: Ok for success; kUnavailable (the benchmark is
+/// skipped with the reason) where this rocBLAS can't do it on this GPU — not implemented,
+/// excluded from the build, architecture mismatch, out of device memory; kInternal otherwise.
+parity::Status RocblasStatus(rocblas::Status status, std::string_view call);
+
+/// The distinct HIP runtimes (libamdhip64.so*) this process has loaded, by real path.
+std::vector<std::string> LoadedHipRuntimes();
+/// Ok when `runtimes` (LoadedHipRuntimes() after loading `rocblas_path`) holds at most one;
+/// else kUnavailable naming them: a hipStream_t of one runtime handed to a rocBLAS bound to the
+/// other is not a stream there (Debian's libamdhip64.so.5 beside ROCm 6's .so.6).
+parity::Status CheckOneHipRuntime(const std::vector<std::string>& runtimes,
+                                  const std::string& rocblas_path);
+
 /// The rocBLAS library, loaded once: the calls parity makes, resolved by name.
 class RocblasLibrary {
  public:
   /// Loads the first of: $PARITY_ROCBLAS_LIBRARY (a path), librocblas.so.5, .so.4, .so.0,
   /// librocblas.so, each also under /opt/rocm/lib. kUnavailable with every attempt's dlerror
-  /// when none loads, or with the symbol's name when one that parity calls is missing.
+  /// when none loads, with the symbol's name when one that parity calls is missing, or when
+  /// the library brought a second HIP runtime into the process (CheckOneHipRuntime).
   static Result<std::shared_ptr<RocblasLibrary>> Load();
   /// The same for one path (tests).
   static Result<std::shared_ptr<RocblasLibrary>> LoadFrom(const std::string& path);
@@ -49,8 +68,8 @@ class RocblasLibrary {
 
   /// C = A·B row-major (A m×k, B k×n, C m×n) of `dtype` on the handle's stream: float64 and
   /// float32 with rocblas_dgemm/sgemm, float16 and bfloat16 with rocblas_gemm_ex and float32
-  /// compute. kUnavailable for other dtypes and dimensions past 32 bits, kInternal with the
-  /// rocblas_status name when a call fails.
+  /// compute. kUnavailable for other dtypes and dimensions past 32 bits; a failed call as
+  /// RocblasStatus maps it, with the rocblas_status name.
   parity::Status Gemm(void* handle, DType dtype, int64_t m, int64_t n, int64_t k, const void* a,
                       const void* b, void* c) const;
   /// "rocBLAS <version> rocblas_sgemm" and the like: what Gemm calls for `dtype`.
