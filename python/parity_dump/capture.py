@@ -23,7 +23,7 @@ from .collectives import Collectives
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
 from .scopes import Scopes
-from .tensors import MODES, TensorWriter, storage_address
+from .tensors import MODES, Hasher, TensorWriter, storage_address
 
 try:
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -197,9 +197,15 @@ class Capture:
         self.records = RecordsFile(self.dir)
         file_format = ("r%d_%%06d_%%s" % self.rank) if self.level == "modules" else "%06d_%s"
         # At level "aten" every write to a tensor passes through _on_op (or a collective):
-        # statistics of unchanged tensors are reused.
+        # statistics of unchanged tensors are reused, and large tensors' digests are
+        # computed on a thread of their own (records wait in self.unwritten for theirs).
+        aten_level = self.level == "aten"
+        self.hasher = None
+        if aten_level and (self.mode == "stats" or self.max_bytes is not None):
+            self.hasher = Hasher()
+        self.unwritten = collections.deque()  # (record, the last digest it waits for)
         self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
-                                   reuse=self.level == "aten")
+                                   reuse=aten_level, hasher=self.hasher)
         self.seq = 0
         self.calls = {}
         self.omitted = collections.Counter()
@@ -217,7 +223,7 @@ class Capture:
                 self.param_names.setdefault(id(p), name)
         self.scopes = Scopes(self.model, self.level == "aten" and self.backward)
         self.collectives = Collectives(self._recording, self._record_collective,
-                                       self.writer.forget)
+                                       self._written_outside)
         self.saved_hooks = []
         self.saved_autograd = {}
         self.modules_recorder = None
@@ -277,6 +283,9 @@ class Capture:
         finally:
             if self.active:
                 self._deactivate()
+            self._write_records(wait=True)
+            if self.hasher is not None:
+                self.hasher.close()
             self._write_manifest()
             self.records.close()
 
@@ -313,6 +322,7 @@ class Capture:
     def _end_step(self):
         self.busy = True
         try:
+            self._write_records(wait=True)
             cur = self.current
             cur["records"] = self.step_records
             if self.scaler is not None and (self.step_records or self.optimizer_steps
@@ -345,6 +355,7 @@ class Capture:
 
     def _deactivate(self):
         self.active = False
+        self._write_records(wait=True)
         self.writer.forget()
         if self.level == "aten":
             self.mode_obj.__exit__(None, None, None)
@@ -460,8 +471,27 @@ class Capture:
                 "call": self._next_call(name, pass_), "attrs": attrs}
 
     def _emit(self, record):
-        self.records.write(record)
         self.step_records += 1
+        if self.hasher is None:
+            self.records.write(record)
+            return
+        self.unwritten.append((record, self.hasher.last))
+        self._write_records()
+
+    def _write_records(self, wait=False):
+        """Writes the records whose digests are all set, in order (all of them with wait)."""
+        if wait and self.hasher is not None:
+            self.hasher.wait()
+        unwritten = self.unwritten
+        while unwritten and Hasher.ready(unwritten[0][1]):
+            self.records.write(unwritten.popleft()[0])
+
+    def _written_outside(self):
+        """Tensors were written outside aten dispatch (a collective): no digest may still
+        be reading them, no statistics computed before are reused."""
+        if self.hasher is not None:
+            self.hasher.wait()
+        self.writer.forget()
 
     def _sync(self, tensors):
         if self.timing and torch.cuda.is_available() and any(t.is_cuda for t in tensors):
@@ -475,6 +505,8 @@ class Capture:
         if op.mutated:  # recorded or not, the writer learns which storages it writes
             written = aten.mutated_tensors(op, args, kwargs)
             before = [storage_address(t) for t in written]
+            if self.hasher is not None:
+                self.hasher.before_write(before)
             try:
                 return self._dispatch(op, func, args, kwargs, (written, before))
             finally:
@@ -511,6 +543,8 @@ class Capture:
         record["inputs"] = entries
         record["params"] = {}
         tensors = [t for _, _, t in inputs]
+        if writes is not None and self.hasher is not None:  # digests of the inputs it writes
+            self.hasher.before_write(writes[1])
         self._sync(tensors)
         start = time.perf_counter()
         try:
@@ -563,6 +597,7 @@ class Capture:
                 entries.append(e)
             record["inputs"] = entries
             record["params"] = {}
+            self._written_outside()  # before the call writes them
             try:
                 result = call()
             except BaseException:

@@ -13,7 +13,10 @@ call.
 """
 import hashlib
 import math
+import collections
 import os
+import queue
+import threading
 import weakref
 
 import numpy as np
@@ -150,6 +153,88 @@ def _complex_stats(tensor):
     return stats(real.to(torch.float64))
 
 
+class Hasher:
+    """Computes sha256 digests of large tensors on a thread of its own: hashlib releases the
+    GIL, so the digest of one tensor runs beside the next ops and their statistics (on a
+    machine with a core to spare, the capture's largest single cost leaves its thread).
+
+    submit(stats, raw, address) sets stats["hash"] later, from `raw` (a numpy array that may
+    share memory with a live tensor whose storage is at `address`). The owner must call
+    before_write(addresses) before anything writes to storages (it waits while a pending
+    digest reads one of them) and wait() before it reads a digest it submitted, except
+    through ready(job), which says whether a job (and every job before it) is done."""
+
+    MIN_BYTES = 1 << 16   # smaller digests cost less than handing them over
+    MAX_PENDING = 1 << 28  # bytes held for pending digests before submit() waits
+
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        self.pending = collections.deque()  # [stats, raw, address, nbytes, done], in order
+        self.pending_bytes = 0
+        self.last = None
+        self.thread = threading.Thread(target=self._run, name="parity_dump sha256",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        get = self.jobs.get
+        while True:
+            job = get()
+            if job is None:
+                return
+            if isinstance(job, threading.Event):
+                job.set()
+                continue
+            try:
+                job[0]["hash"] = _sha256(job[1])
+            except BaseException as e:  # never leave the owner waiting
+                job[0]["hash"] = "error: %s" % e
+            job[1] = None
+            job[4] = True
+
+    def submit(self, stats, raw, address):
+        if self.pending_bytes > self.MAX_PENDING:
+            self.wait()
+        job = [stats, raw, address, raw.nbytes, False]
+        self.pending.append(job)
+        self.pending_bytes += raw.nbytes
+        self.last = job
+        self.jobs.put(job)
+        return job
+
+    def _prune(self):
+        pending = self.pending
+        while pending and pending[0][4]:
+            self.pending_bytes -= pending.popleft()[3]
+        return not pending
+
+    @staticmethod
+    def ready(job):
+        return job is None or job[4]
+
+    def before_write(self, addresses):
+        if self._prune():
+            return
+        for job in self.pending:
+            if not job[4] and job[2] in addresses:
+                self.wait()
+                return
+
+    def wait(self):
+        """Returns once every submitted digest is set."""
+        if self._prune():
+            return
+        done = threading.Event()
+        self.jobs.put(done)
+        done.wait()
+        self._prune()
+
+    def close(self):
+        self.wait()
+        self.jobs.put(None)
+        self.thread.join()
+
+
 class TensorWriter:
     """Turns tensors into entries: files under `dump_dir`/tensors in mode "tensors" until
     `max_bytes` would be exceeded (then statistics, and `truncated_at_seq` is the first record
@@ -160,10 +245,15 @@ class TensorWriter:
     output read by the next op) are those computed before: a tensor is unchanged while it
     is the same object, with the same version counter, data pointer, shape and strides, and
     no op wrote to its storage since (written() forgets every tensor of the storages an op
-    writes, so that writes through `.data` or another view count too)."""
+    writes, so that writes through `.data` or another view count too).
+
+    With a `hasher` (a Hasher: the same caller also calls its before_write() before every
+    write), the digests of large tensors are computed on the hasher's thread; the caller
+    waits for hasher.last (ready()) before it writes a record holding the entries made so
+    far."""
 
     def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s",
-                 reuse=False):
+                 reuse=False, hasher=None):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.dump_dir = dump_dir
@@ -173,6 +263,7 @@ class TensorWriter:
         self.saved_bytes = 0
         self.truncated_at_seq = None
         self.reuse = reuse
+        self.hasher = hasher
         self.seen = {}      # id(tensor) -> (weak reference, identity, storage, stats)
         self.storages = {}  # storage address -> ids in seen
 
@@ -236,13 +327,21 @@ class TensorWriter:
         if self.reuse:
             result, ident = self._reused_stats(tensor, tuple(shape))
             if result is None:
-                result = stats(tensor)
+                result = self._stats(tensor)
                 if ident is not None:
                     self._remember(tensor, ident, result)
             entry["stats"] = result
         else:
-            entry["stats"] = stats(tensor)
+            entry["stats"] = self._stats(tensor)
         return entry
+
+    def _stats(self, tensor):
+        result, raw = _stats(_cpu(tensor))
+        if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
+            self.hasher.submit(result, raw, storage_address(tensor))
+        else:
+            result["hash"] = _sha256(raw)
+        return result
 
 
 def storage_address(tensor):
