@@ -87,7 +87,8 @@ def run(size, mode, steps, base, seed=0):
     shutil.rmtree(out)
     tensors = sys.modules["parity_dump.tensors"].TensorWriter
     records = sys.modules["parity_dump.dumpdir"].RecordsFile
-    with Meter(tensors, "entry") as saving, Meter(records, "write") as writing:
+    with Meter(tensors, "entry") as saving, Meter(records, "write") as writing, \
+            Meter(records, "write_many") as writing_many:
         with parity_dump.capture(w.model, out, optimizer=opt, mode=mode) as cap:
             for batch in batches[1:]:
                 start = time.perf_counter()
@@ -97,7 +98,7 @@ def run(size, mode, steps, base, seed=0):
     with open(os.path.join(out, "records.jsonl")) as f:
         n_records = sum(1 for _ in f)
     extra = {"bytes": dir_size(out), "records": n_records, "saving": saving.seconds,
-             "writing": writing.seconds}
+             "writing": writing.seconds + writing_many.seconds}
     shutil.rmtree(out)
     return times, extra
 

@@ -483,8 +483,19 @@ class Capture:
         if wait and self.hasher is not None:
             self.hasher.wait()
         unwritten = self.unwritten
-        while unwritten and Hasher.ready(unwritten[0][1]):
-            self.records.write(unwritten.popleft()[0])
+        if not unwritten:
+            return
+        if Hasher.ready(unwritten[-1][1]):  # all of them
+            ready = [r for r, _ in unwritten]
+            unwritten.clear()
+        else:
+            ready = []
+            while unwritten and Hasher.ready(unwritten[0][1]):
+                ready.append(unwritten.popleft()[0])
+        if len(ready) == 1:
+            self.records.write(ready[0])
+        elif ready:
+            self.records.write_many(ready)
 
     def _written_outside(self):
         """Tensors were written outside aten dispatch (a collective): no digest may still
