@@ -8,8 +8,8 @@ bytes in C order (bfloat16 as its 16-bit patterns). Integer and bool tensors get
 statistics, computed in float64.
 
 Statistics are computed with numpy on the tensor's bytes: min and max in the tensor's own
-dtype, the sum and the sum of squares over one float64 copy, with no multi-threaded BLAS
-call.
+dtype, the sum and the sum of squares in float64, with no multi-threaded BLAS call (a
+threaded BLAS wakes its threads for long vectors, which costs more than the sum itself).
 """
 import hashlib
 import math
@@ -79,45 +79,50 @@ def _sha256(raw):
 
 
 _NUMPY_FLOATS = (torch.float32, torch.float64, torch.float16)
-_DOT_CHUNK = 8192  # BLAS dot runs single-threaded below 10000 elements (OpenBLAS)
+# Vectors up to this length: sums by BLAS dot, which runs on this thread below 10000
+# elements (OpenBLAS) and raises no floating-point warnings; longer ones by numpy reductions.
+_DOT_MAX = 8192
+_ONES = np.ones(_DOT_MAX)
+_ONES.flags.writeable = False
 
 
-def _sum_squares(wide):
-    """The float64 sum of squares of a float64 vector, through BLAS dot in chunks small
-    enough for it to stay on this thread (a threaded BLAS wakes its threads for long
-    vectors, which costs more than the dot on a busy machine)."""
-    n = wide.shape[0]
-    if n <= _DOT_CHUNK:
-        return float(np.dot(wide, wide))
-    total = 0.0
-    for i in range(0, n, _DOT_CHUNK):
-        part = wide[i:i + _DOT_CHUNK]
-        total += float(np.dot(part, part))
-    return total
+def _sums(values):
+    """(sum, sum of squares) in float64 of a 1-d numpy vector (left unchanged)."""
+    n = values.shape[0]
+    if n <= _DOT_MAX:
+        wide = values.astype(np.float64, copy=False)
+        return float(np.dot(wide, _ONES[:n])), float(np.dot(wide, wide))
+    wide = values.astype(np.float64)  # a copy of our own, squared in place
+    with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
+        total = float(np.add.reduce(wide))
+        np.multiply(wide, wide, out=wide)
+        return total, float(np.add.reduce(wide))
 
 
 def _stats(t):
     """(the statistics but "hash", the C-contiguous numpy array of the raw bytes) of a
     tensor already through _cpu(), computed with numpy without a pass more than needed:
-    min and max in the tensor's own dtype (exact), the sum and the sum of squares over one
-    float64 copy. When that sum is finite every element is (a float32 or narrower value
-    cannot overflow it), otherwise the finite elements are selected first."""
+    min and max in the tensor's own dtype (exact), the sum and the sum of squares in
+    float64. When that sum is finite every element is (a float32 or narrower value cannot
+    overflow it), otherwise the finite elements are selected first."""
     raw = _bits(t)
     out = {"nan": 0, "inf": 0, "zero": 0}
     n = raw.size
     if n == 0:
         return out, raw
     dtype = t.dtype
-    floating = t.is_floating_point()
-    if dtype in _NUMPY_FLOATS or not floating:
+    if dtype in _NUMPY_FLOATS:
+        floating = True
+        values = raw.reshape(-1)
+    elif t.is_floating_point():  # bfloat16, float8: float32 holds every value exactly
+        floating = True
+        values = t.reshape(-1).to(torch.float32).numpy()
+    else:
+        floating = False
         values = raw.reshape(-1)
         if dtype == torch.bool:
             values = values.view(np.uint8)
-    else:  # bfloat16, float8: float32 holds every value exactly
-        values = t.reshape(-1).to(torch.float32).numpy()
-    wide = values.astype(np.float64, copy=False)
-    with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
-        total = float(np.add.reduce(wide))
+    total, squares = _sums(values)
     if floating and not math.isfinite(total):
         finite = np.isfinite(values)
         kept = int(np.count_nonzero(finite))
@@ -127,18 +132,17 @@ def _stats(t):
             return out, raw
         if kept < n:
             values = values[finite]
-            wide = wide[finite]
-        total = float(np.add.reduce(wide))
+            total, squares = _sums(values)
         n = kept
     low, high = float(values.min()), float(values.max())
     out["min"], out["max"] = low, high
     if low <= 0 <= high:  # else no element is zero
         out["zero"] = int(np.count_nonzero(values == 0))
     mean = total / n
-    l2 = math.sqrt(_sum_squares(wide))
+    l2 = math.sqrt(squares)
     if not math.isfinite(l2):  # float64 values near overflow: numpy's scaled norm
         with np.errstate(all="ignore"):
-            l2 = float(np.linalg.norm(wide))
+            l2 = float(np.linalg.norm(values.astype(np.float64, copy=False)))
     if math.isfinite(mean):
         out["mean"] = mean
     if math.isfinite(l2):
