@@ -7,9 +7,10 @@ finite), the nan, inf and zero counts, and "hash", the sha256 hex digest of the 
 bytes in C order (bfloat16 as its 16-bit patterns). Integer and bool tensors get the same
 statistics, computed in float64.
 
-Statistics are computed with numpy on the tensor's bytes: min and max in the tensor's own
-dtype, the sum and the sum of squares in float64, with no multi-threaded BLAS call (a
-threaded BLAS wakes its threads for long vectors, which costs more than the sum itself).
+Statistics are computed with numpy on the tensor's bytes in one pass over memory (long
+tensors chunk by chunk through a float64 buffer that stays in cache): min and max in the
+tensor's own dtype, the sum and the sum of squares in float64, with no multi-threaded BLAS
+call (a threaded BLAS wakes its threads for long vectors, which costs more than the sum).
 """
 import hashlib
 import math
@@ -80,31 +81,54 @@ def _sha256(raw):
 
 _NUMPY_FLOATS = (torch.float32, torch.float64, torch.float16)
 # Vectors up to this length: sums by BLAS dot, which runs on this thread below 10000
-# elements (OpenBLAS) and raises no floating-point warnings; longer ones by numpy reductions.
+# elements (OpenBLAS) and raises no floating-point warnings.
 _DOT_MAX = 8192
 _ONES = np.ones(_DOT_MAX)
 _ONES.flags.writeable = False
+# Longer vectors: numpy reductions over chunks of this many elements, each widened into a
+# float64 buffer that stays in the CPU's cache (one read of the tensor from memory).
+_CHUNK = 1 << 16
+_BUFFERS = threading.local()
 
 
-def _sums(values):
-    """(sum, sum of squares) in float64 of a 1-d numpy vector (left unchanged)."""
+def _reduce(values):
+    """(sum and sum of squares in float64, min, max, number of zeros) of a 1-d numpy
+    vector (left unchanged); min and max in its own dtype (NaN if any element is), the
+    number of zeros computed only when min <= 0 <= max (else 0)."""
     n = values.shape[0]
     if n <= _DOT_MAX:
         wide = values.astype(np.float64, copy=False)
-        return float(np.dot(wide, _ONES[:n])), float(np.dot(wide, wide))
-    wide = values.astype(np.float64)  # a copy of our own, squared in place
+        total, squares = float(np.dot(wide, _ONES[:n])), float(np.dot(wide, wide))
+        low, high = float(values.min()), float(values.max())
+        zeros = int(np.count_nonzero(values == 0)) if low <= 0 <= high else 0
+        return total, squares, low, high, zeros
+    buf = getattr(_BUFFERS, "buf", None)
+    if buf is None:
+        buf = _BUFFERS.buf = np.empty(_CHUNK)
+    add, multiply, count = np.add.reduce, np.multiply, np.count_nonzero
+    total = squares = 0.0
+    lows, highs, zeros = [], [], 0
     with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
-        total = float(np.add.reduce(wide))
-        np.multiply(wide, wide, out=wide)
-        return total, float(np.add.reduce(wide))
+        for i in range(0, n, _CHUNK):
+            part = values[i:i + _CHUNK]
+            wide = buf if part.shape[0] == _CHUNK else buf[:part.shape[0]]
+            wide[...] = part
+            total += add(wide)
+            multiply(wide, wide, out=wide)
+            squares += add(wide)
+            lows.append(part.min())
+            highs.append(part.max())
+            zeros += count(part == 0)
+    low, high = float(np.min(lows)), float(np.max(highs))
+    return float(total), float(squares), low, high, int(zeros) if low <= 0 <= high else 0
 
 
 def _stats(t):
     """(the statistics but "hash", the C-contiguous numpy array of the raw bytes) of a
-    tensor already through _cpu(), computed with numpy without a pass more than needed:
-    min and max in the tensor's own dtype (exact), the sum and the sum of squares in
-    float64. When that sum is finite every element is (a float32 or narrower value cannot
-    overflow it), otherwise the finite elements are selected first."""
+    tensor already through _cpu(), computed with numpy in one pass over the tensor: min and
+    max in the tensor's own dtype (exact), the sum and the sum of squares in float64. When
+    that sum is finite every element is (a float32 or narrower value cannot overflow it),
+    otherwise the finite elements are selected first."""
     raw = _bits(t)
     out = {"nan": 0, "inf": 0, "zero": 0}
     n = raw.size
@@ -122,7 +146,7 @@ def _stats(t):
         values = raw.reshape(-1)
         if dtype == torch.bool:
             values = values.view(np.uint8)
-    total, squares = _sums(values)
+    total, squares, low, high, zeros = _reduce(values)
     if floating and not math.isfinite(total):
         finite = np.isfinite(values)
         kept = int(np.count_nonzero(finite))
@@ -132,12 +156,9 @@ def _stats(t):
             return out, raw
         if kept < n:
             values = values[finite]
-            total, squares = _sums(values)
+            total, squares, low, high, zeros = _reduce(values)
         n = kept
-    low, high = float(values.min()), float(values.max())
-    out["min"], out["max"] = low, high
-    if low <= 0 <= high:  # else no element is zero
-        out["zero"] = int(np.count_nonzero(values == 0))
+    out["min"], out["max"], out["zero"] = low, high, zeros
     mean = total / n
     l2 = math.sqrt(squares)
     if not math.isfinite(l2):  # float64 values near overflow: numpy's scaled norm
