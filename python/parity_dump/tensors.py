@@ -49,7 +49,7 @@ def to_numpy(tensor):
 
 def _cpu(tensor):
     """The tensor detached, on the CPU, C-contiguous, without lazy conj/neg bits."""
-    t = tensor.detach()
+    t = tensor.detach() if tensor.requires_grad else tensor
     if t.device.type != "cpu":
         t = t.cpu()
     if t.is_conj():
@@ -59,11 +59,15 @@ def _cpu(tensor):
     return t.contiguous()
 
 
+_FLOAT8 = frozenset(d for d, name in DTYPE_NAMES.items() if name.startswith("float8"))
+
+
 def _bits(t):
     """to_numpy() of a tensor already through _cpu()."""
-    if t.dtype == torch.bfloat16:
+    dtype = t.dtype
+    if dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(np.uint16)
-    if DTYPE_NAMES.get(t.dtype, "").startswith("float8"):
+    if dtype in _FLOAT8:
         return t.view(torch.uint8).numpy()
     return t.numpy()
 
@@ -333,7 +337,7 @@ class TensorWriter:
         """The entry of `tensor` for record `seq` (slot "in0", "out1", ...), its data written
         now (the tensor may change after this returns)."""
         shape = list(tensor.shape)
-        name = dtype_name(tensor.dtype)
+        name = DTYPE_NAMES.get(tensor.dtype)
         if name is None:
             return {"dtype": "float64", "shape": shape, "stats": _complex_stats(tensor)}
         if tensor.device.type == "meta":
