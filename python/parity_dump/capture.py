@@ -203,7 +203,7 @@ class Capture:
         self.hasher = None
         if aten_level and (self.mode == "stats" or self.max_bytes is not None):
             self.hasher = Hasher()
-        self.unwritten = collections.deque()  # (record, the last digest it waits for)
+        self.unwritten = collections.deque()  # (record, the last digest's number)
         self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
                                    reuse=aten_level, hasher=self.hasher)
         self.seq = 0
@@ -475,7 +475,7 @@ class Capture:
         if self.hasher is None:
             self.records.write(record)
             return
-        self.unwritten.append((record, self.hasher.last))
+        self.unwritten.append((record, self.hasher.count))
         self._write_records()
 
     def _write_records(self, wait=False):
@@ -485,12 +485,13 @@ class Capture:
         unwritten = self.unwritten
         if not unwritten:
             return
-        if Hasher.ready(unwritten[-1][1]):  # all of them
+        is_ready = self.hasher.ready
+        if is_ready(unwritten[-1][1]):  # all of them
             ready = [r for r, _ in unwritten]
             unwritten.clear()
         else:
             ready = []
-            while unwritten and Hasher.ready(unwritten[0][1]):
+            while unwritten and is_ready(unwritten[0][1]):
                 ready.append(unwritten.popleft()[0])
         if len(ready) == 1:
             self.records.write(ready[0])

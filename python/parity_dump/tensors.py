@@ -188,25 +188,33 @@ class Hasher:
     machine with a core to spare, the capture's largest single cost leaves its thread).
 
     submit(stats, raw, address) sets stats["hash"] later, from `raw` (a numpy array that may
-    share memory with a live tensor whose storage is at `address`). The owner must call
-    before_write(addresses) before anything writes to storages (it waits while a pending
-    digest reads one of them) and wait() before it reads a digest it submitted, except
-    through ready(job), which says whether a job (and every job before it) is done."""
+    share memory with a live tensor whose storage is at `address`) and returns the job's
+    number. The owner must call before_write(addresses) before anything writes to storages
+    (a pending digest of one of them is computed there and then, or awaited if the thread
+    is computing it), and may read a digest once ready(number) says that job and every job
+    before it are done, or after wait()."""
 
     MIN_BYTES = 1 << 16   # smaller digests cost less than handing them over
     MAX_PENDING = 1 << 28  # bytes held for pending digests before submit() waits
 
+    QUEUED, RUNNING, DONE = 0, 1, 2
+
     def __init__(self):
         self.jobs = queue.SimpleQueue()
-        self.pending = collections.deque()  # [stats, raw, address, nbytes, done], in order
+        self.lock = threading.Lock()
+        self.finished = threading.Condition(self.lock)
+        self.waiters = 0
+        # [stats, raw, address, nbytes, state, number], in submission order
+        self.pending = collections.deque()
         self.pending_bytes = 0
-        self.last = None
+        self.count = 0
+        self.done_upto = 0  # every job numbered up to this one is done
         self.thread = threading.Thread(target=self._run, name="parity_dump sha256",
                                        daemon=True)
         self.thread.start()
 
     def _run(self):
-        get = self.jobs.get
+        get, lock, finished = self.jobs.get, self.lock, self.finished
         while True:
             job = get()
             if job is None:
@@ -214,40 +222,63 @@ class Hasher:
             if isinstance(job, threading.Event):
                 job.set()
                 continue
+            with lock:
+                if job[4] != self.QUEUED:  # taken by before_write
+                    continue
+                job[4] = self.RUNNING
             try:
-                job[0]["hash"] = _sha256(job[1])
+                digest = _sha256(job[1])
             except BaseException as e:  # never leave the owner waiting
-                job[0]["hash"] = "error: %s" % e
-            job[1] = None
-            job[4] = True
+                digest = "error: %s" % e
+            with finished:
+                job[0]["hash"] = digest
+                job[1] = None
+                job[4] = self.DONE
+                if self.waiters:
+                    finished.notify_all()
 
     def submit(self, stats, raw, address):
         if self.pending_bytes > self.MAX_PENDING:
             self.wait()
-        job = [stats, raw, address, raw.nbytes, False]
+        self.count += 1
+        job = [stats, raw, address, raw.nbytes, self.QUEUED, self.count]
         self.pending.append(job)
         self.pending_bytes += raw.nbytes
-        self.last = job
         self.jobs.put(job)
-        return job
+        return self.count
 
     def _prune(self):
         pending = self.pending
-        while pending and pending[0][4]:
-            self.pending_bytes -= pending.popleft()[3]
-        return not pending
+        while pending and pending[0][4] == self.DONE:
+            job = pending.popleft()
+            self.pending_bytes -= job[3]
+            self.done_upto = job[5]
+        if not pending:
+            self.done_upto = self.count
+            return True
+        return False
 
-    @staticmethod
-    def ready(job):
-        return job is None or job[4]
+    def ready(self, number):
+        return number <= self.done_upto or (self._prune() or number <= self.done_upto)
 
     def before_write(self, addresses):
         if self._prune():
             return
-        for job in self.pending:
-            if not job[4] and job[2] in addresses:
-                self.wait()
-                return
+        for job in [j for j in self.pending if j[4] != self.DONE and j[2] in addresses]:
+            with self.lock:
+                mine = job[4] == self.QUEUED
+                if mine:
+                    job[4] = self.RUNNING
+            if mine:
+                job[0]["hash"] = _sha256(job[1])
+                job[1] = None
+                job[4] = self.DONE
+            else:
+                with self.finished:
+                    self.waiters += 1
+                    while job[4] != self.DONE:
+                        self.finished.wait()
+                    self.waiters -= 1
 
     def wait(self):
         """Returns once every submitted digest is set."""
@@ -278,7 +309,7 @@ class TensorWriter:
 
     With a `hasher` (a Hasher: the same caller also calls its before_write() before every
     write), the digests of large tensors are computed on the hasher's thread; the caller
-    waits for hasher.last (ready()) before it writes a record holding the entries made so
+    waits for hasher.count (ready()) before it writes a record holding the entries made so
     far."""
 
     def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s",
