@@ -137,6 +137,14 @@ class Capture:
     (module ""); all others are "forward", zero_grad's fills included (none with
     set_to_none=True).
 
+    Mode "stats" (see tensors.py): at level "aten" the statistics of a tensor met again
+    unchanged are reused (every write to a tensor passes through the dispatch mode or a
+    collective, which forget what they write), and the sha256 of tensors of 64 KiB and more
+    is computed on a thread of the capture's own; a record is written once its digests are
+    set (at the latest at the step's end), and an op that writes to a tensor whose digest is
+    still pending computes it first. Writes that bypass torch (through .numpy(), a C
+    extension) between two ops of a captured step are not seen.
+
     Manifest steps: steps[i].generators is the generator state at the start of the step
     (before its first op), taken at start() or step(); the entry of the step running when
     stop() is called (possibly empty: a loop that calls step() after each step leaves one)

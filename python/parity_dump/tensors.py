@@ -11,10 +11,14 @@ Statistics are computed with numpy on the tensor's bytes in one pass over memory
 tensors chunk by chunk through a float64 buffer that stays in cache): min and max in the
 tensor's own dtype, the sum and the sum of squares in float64, with no multi-threaded BLAS
 call (a threaded BLAS wakes its threads for long vectors, which costs more than the sum).
+The hash stays sha256: the fastest digest of the standard library on CPUs with SHA
+extensions (about 1.8 GB/s a core; blake2b and md5 are slower, crc32 and adler32 together
+no faster), and one anyone can recompute from a saved .npy. The capture computes it for
+large tensors on a thread of its own (Hasher).
 """
+import collections
 import hashlib
 import math
-import collections
 import os
 import queue
 import threading
