@@ -23,7 +23,7 @@ from .collectives import Collectives
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
 from .scopes import Scopes
-from .tensors import MODES, Hasher, TensorWriter, storage_address
+from .tensors import BATCH, MODES, Hasher, TensorWriter, storage_address
 
 try:
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -213,7 +213,8 @@ class Capture:
             self.hasher = Hasher()
         self.unwritten = collections.deque()  # (record, the last digest's number)
         self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
-                                   reuse=aten_level, hasher=self.hasher)
+                                   reuse=aten_level, hasher=self.hasher,
+                                   batch=self.hasher is not None)
         self.seq = 0
         self.calls = {}
         self.omitted = collections.Counter()
@@ -488,9 +489,12 @@ class Capture:
 
     def _write_records(self, wait=False):
         """Writes the records whose digests are all set, in order (all of them with wait)."""
+        unwritten = self.unwritten
         if wait and self.hasher is not None:
             self.hasher.wait()
-        unwritten = self.unwritten
+        elif len(self.writer.batch) < BATCH:  # records wait for a batch of statistics
+            return
+        self.writer.describe()
         if not unwritten:
             return
         is_ready = self.hasher.ready

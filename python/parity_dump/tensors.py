@@ -138,10 +138,9 @@ def _stats(t):
     that sum is finite every element is (a float32 or narrower value cannot overflow it),
     otherwise the finite elements are selected first."""
     raw = _bits(t)
-    out = {"nan": 0, "inf": 0, "zero": 0}
     n = raw.size
     if n == 0:
-        return out, raw
+        return {"nan": 0, "inf": 0, "zero": 0}, raw
     dtype = t.dtype
     if dtype in _NUMPY_FLOATS:
         floating = True
@@ -154,14 +153,22 @@ def _stats(t):
         values = raw.reshape(-1)
         if dtype == torch.bool:
             values = values.view(np.uint8)
-    total, squares, low, high, zeros = _reduce(values)
+    return _describe(values, floating, _reduce(values)), raw
+
+
+def _describe(values, floating, reduced):
+    """The statistics but "hash" of a 1-d numpy vector of n > 0 elements, from
+    _reduce(values) (or the same figures computed otherwise)."""
+    out = {"nan": 0, "inf": 0, "zero": 0}
+    n = values.shape[0]
+    total, squares, low, high, zeros = reduced
     if floating and not math.isfinite(total):
         finite = np.isfinite(values)
         kept = int(np.count_nonzero(finite))
         nan = int(np.count_nonzero(np.isnan(values)))
         out["nan"], out["inf"] = nan, n - kept - nan
         if kept == 0:
-            return out, raw
+            return out
         if kept < n:
             values = values[finite]
             total, squares, low, high, zeros = _reduce(values)
@@ -176,7 +183,40 @@ def _stats(t):
         out["mean"] = mean
     if math.isfinite(l2):
         out["l2"] = l2
-    return out, raw
+    return out
+
+
+# Short tensors of these dtypes (float64 holds each value exactly) are described in batches.
+_BATCHED = {torch.float32: True, torch.float16: True, torch.float64: True,
+            torch.int32: False, torch.int16: False, torch.int8: False, torch.uint8: False,
+            torch.bool: False}
+BATCH = 64  # tensors a batch holds before it is described
+
+
+def _describe_batch(batch):
+    """Fills the statistics of each (stats, float64 copy, floating) of `batch` in place
+    (stats holds only "hash" until then): the figures of all of them by a few numpy calls
+    over their concatenation (segment reductions), instead of a few calls each."""
+    arrays = [a for _, a, _ in batch]
+    starts, at = [], 0
+    for a in arrays:
+        starts.append(at)
+        at += a.shape[0]
+    wide = np.concatenate(arrays)
+    with np.errstate(all="ignore"):
+        sums = np.add.reduceat(wide, starts).tolist()
+        lows = np.minimum.reduceat(wide, starts).tolist()
+        highs = np.maximum.reduceat(wide, starts).tolist()
+        zeros = np.add.reduceat(wide == 0, starts, dtype=np.int64).tolist()
+        np.multiply(wide, wide, out=wide)
+        squares = np.add.reduceat(wide, starts).tolist()
+    for i, (stats, values, floating) in enumerate(batch):
+        low, high = lows[i], highs[i]
+        out = _describe(values, floating, (
+            sums[i], squares[i], low, high, zeros[i] if low <= 0 <= high else 0))
+        digest = stats.pop("hash")
+        stats.update(out)
+        stats["hash"] = digest
 
 
 def _complex_stats(tensor):
@@ -314,10 +354,14 @@ class TensorWriter:
     With a `hasher` (a Hasher: the same caller also calls its before_write() before every
     write), the digests of large tensors are computed on the hasher's thread; the caller
     waits for hasher.count (ready()) before it writes a record holding the entries made so
-    far."""
+    far.
+
+    With `batch`, the statistics of short tensors (a float64 copy taken now) are computed
+    BATCH at a time: the caller calls describe() before it writes records holding entries
+    made since the last call."""
 
     def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s",
-                 reuse=False, hasher=None):
+                 reuse=False, hasher=None, batch=False):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.dump_dir = dump_dir
@@ -328,6 +372,8 @@ class TensorWriter:
         self.truncated_at_seq = None
         self.reuse = reuse
         self.hasher = hasher
+        self.batching = batch
+        self.batch = []  # (stats holding only "hash", float64 copy, floating)
         self.seen = {}      # id(tensor) -> (weak reference, identity, storage, stats)
         self.storages = {}  # storage address -> ids in seen
 
@@ -399,8 +445,25 @@ class TensorWriter:
             entry["stats"] = self._stats(tensor)
         return entry
 
+    def describe(self):
+        """Completes the statistics of the short tensors met since the last call."""
+        if self.batch:
+            batch, self.batch = self.batch, []
+            _describe_batch(batch)
+
     def _stats(self, tensor):
-        result, raw = _stats(_cpu(tensor))
+        t = _cpu(tensor)
+        if self.batching:
+            floating = _BATCHED.get(t.dtype)
+            if floating is not None and 0 < t.numel() <= _DOT_MAX:
+                raw = _bits(t)
+                values = raw.reshape(-1)
+                if floating is False and values.dtype == np.bool_:
+                    values = values.view(np.uint8)
+                result = {"hash": _sha256(raw)}
+                self.batch.append((result, values.astype(np.float64), floating))
+                return result
+        result, raw = _stats(t)
         if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
             self.hasher.submit(result, raw, storage_address(tensor))
         else:
