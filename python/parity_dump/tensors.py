@@ -236,7 +236,8 @@ class Hasher:
     number. The owner must call before_write(addresses) before anything writes to storages
     (a pending digest of one of them is computed there and then, or awaited if the thread
     is computing it), and may read a digest once ready(number) says that job and every job
-    before it are done, or after wait()."""
+    before it are done, or after wait() (where the owner's thread computes queued digests
+    too: at a step's end both threads hash)."""
 
     MIN_BYTES = 1 << 16   # smaller digests cost less than handing them over
     MAX_PENDING = 1 << 28  # bytes held for pending digests before submit() waits
@@ -263,9 +264,6 @@ class Hasher:
             job = get()
             if job is None:
                 return
-            if isinstance(job, threading.Event):
-                job.set()
-                continue
             with lock:
                 if job[4] != self.QUEUED:  # taken by before_write
                     continue
@@ -309,28 +307,32 @@ class Hasher:
         if self._prune():
             return
         for job in [j for j in self.pending if j[4] != self.DONE and j[2] in addresses]:
-            with self.lock:
-                mine = job[4] == self.QUEUED
-                if mine:
-                    job[4] = self.RUNNING
+            self._finish(job)
+
+    def _finish(self, job):
+        """Computes a queued job here, or waits for the thread computing it."""
+        with self.lock:
+            mine = job[4] == self.QUEUED
             if mine:
-                job[0]["hash"] = _sha256(job[1])
-                job[1] = None
-                job[4] = self.DONE
-            else:
-                with self.finished:
-                    self.waiters += 1
-                    while job[4] != self.DONE:
-                        self.finished.wait()
-                    self.waiters -= 1
+                job[4] = self.RUNNING
+        if mine:
+            job[0]["hash"] = _sha256(job[1])
+            job[1] = None
+            job[4] = self.DONE
+        elif job[4] != self.DONE:
+            with self.finished:
+                self.waiters += 1
+                while job[4] != self.DONE:
+                    self.finished.wait()
+                self.waiters -= 1
 
     def wait(self):
-        """Returns once every submitted digest is set."""
+        """Returns once every submitted digest is set: this thread computes the queued ones,
+        newest first (the digest thread takes the oldest), and waits for the rest."""
         if self._prune():
             return
-        done = threading.Event()
-        self.jobs.put(done)
-        done.wait()
+        for job in reversed(list(self.pending)):
+            self._finish(job)
         self._prune()
 
     def close(self):
