@@ -139,10 +139,10 @@ class Capture:
 
     Mode "stats" (see tensors.py): at level "aten" the statistics of a tensor met again
     unchanged are reused (every write to a tensor passes through the dispatch mode or a
-    collective, which forget what they write), and the sha256 of tensors of 64 KiB and more
-    is computed on a thread of the capture's own; a record is written once its digests are
-    set (at the latest at the step's end), and an op that writes to a tensor whose digest is
-    still pending computes it first. Writes that bypass torch (through .numpy(), a C
+    collective, which forget what they write); the statistics and sha256 of tensors of 64 KiB
+    and more are computed on a thread of the capture's own, those of short tensors 64 at a
+    time; a record is written once its figures are set (at the latest at the step's end),
+    and an op that writes to a tensor whose figures are still pending computes them first. Writes that bypass torch (through .numpy(), a C
     extension) between two ops of a captured step are not seen.
 
     Manifest steps: steps[i].generators is the generator state at the start of the step

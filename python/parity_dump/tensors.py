@@ -186,6 +186,9 @@ def _describe(values, floating, reduced):
     return out
 
 
+# Dtypes numpy holds as they are (the statistics need no torch conversion).
+_NUMPY_NATIVE = frozenset((torch.float32, torch.float16, torch.float64, torch.int64,
+                           torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool))
 # Short tensors of these dtypes (float64 holds each value exactly) are described in batches.
 _BATCHED = {torch.float32: True, torch.float16: True, torch.float64: True,
             torch.int32: False, torch.int16: False, torch.int8: False, torch.uint8: False,
@@ -226,14 +229,23 @@ def _complex_stats(tensor):
     return stats(real.to(torch.float64))
 
 
+def _job_figures(job):
+    """The statistics (when the job carries the values) and the digest of a Hasher job."""
+    values = job[6]
+    out = {} if values is None else _describe(values, job[7], _reduce(values))
+    out["hash"] = _sha256(job[1])
+    return out
+
+
 class Hasher:
     """Computes sha256 digests of large tensors on a thread of its own: hashlib releases the
     GIL, so the digest of one tensor runs beside the next ops and their statistics (on a
     machine with a core to spare, the capture's largest single cost leaves its thread).
 
-    submit(stats, raw, address) sets stats["hash"] later, from `raw` (a numpy array that may
-    share memory with a live tensor whose storage is at `address`) and returns the job's
-    number. The owner must call before_write(addresses) before anything writes to storages
+    submit(stats, raw, address, values=None, floating) sets stats["hash"] later, from `raw`
+    (a numpy array that may share memory with a live tensor whose storage is at `address`),
+    and with `values` (raw as a 1-d vector to describe) the statistics before it; it returns
+    the job's number. The owner must call before_write(addresses) before anything writes to storages
     (a pending digest of one of them is computed there and then, or awaited if the thread
     is computing it), and may read a digest once ready(number) says that job and every job
     before it are done, or after wait() (where the owner's thread computes queued digests
@@ -269,21 +281,21 @@ class Hasher:
                     continue
                 job[4] = self.RUNNING
             try:
-                digest = _sha256(job[1])
+                figures = _job_figures(job)
             except BaseException as e:  # never leave the owner waiting
-                digest = "error: %s" % e
+                figures = {"hash": "error: %s" % e}
             with finished:
-                job[0]["hash"] = digest
-                job[1] = None
+                job[0].update(figures)
+                job[1] = job[6] = None
                 job[4] = self.DONE
                 if self.waiters:
                     finished.notify_all()
 
-    def submit(self, stats, raw, address):
+    def submit(self, stats, raw, address, values=None, floating=False):
         if self.pending_bytes > self.MAX_PENDING:
             self.wait()
         self.count += 1
-        job = [stats, raw, address, raw.nbytes, self.QUEUED, self.count]
+        job = [stats, raw, address, raw.nbytes, self.QUEUED, self.count, values, floating]
         self.pending.append(job)
         self.pending_bytes += raw.nbytes
         self.jobs.put(job)
@@ -316,8 +328,8 @@ class Hasher:
             if mine:
                 job[4] = self.RUNNING
         if mine:
-            job[0]["hash"] = _sha256(job[1])
-            job[1] = None
+            job[0].update(_job_figures(job))
+            job[1] = job[6] = None
             job[4] = self.DONE
         elif job[4] != self.DONE:
             with self.finished:
@@ -464,6 +476,16 @@ class TensorWriter:
                     values = values.view(np.uint8)
                 result = {"hash": _sha256(raw)}
                 self.batch.append((result, values.astype(np.float64), floating))
+                return result
+        if self.hasher is not None and t.dtype in _NUMPY_NATIVE:
+            raw = _bits(t)
+            if raw.nbytes >= self.hasher.MIN_BYTES:  # statistics and digest on its thread
+                values = raw.reshape(-1)
+                if values.dtype == np.bool_:
+                    values = values.view(np.uint8)
+                result = {}
+                self.hasher.submit(result, raw, storage_address(tensor), values,
+                                   t.is_floating_point())
                 return result
         result, raw = _stats(t)
         if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
