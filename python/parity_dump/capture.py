@@ -23,7 +23,7 @@ from .collectives import Collectives
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
 from .scopes import Scopes
-from .tensors import MODES, TensorWriter, storage_address
+from .tensors import BATCH, MODES, Hasher, TensorWriter, storage_address
 
 try:
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -137,6 +137,14 @@ class Capture:
     (module ""); all others are "forward", zero_grad's fills included (none with
     set_to_none=True).
 
+    Mode "stats" (see tensors.py): at level "aten" the statistics of a tensor met again
+    unchanged are reused (every write to a tensor passes through the dispatch mode or a
+    collective, which forget what they write); the statistics and sha256 of tensors of 64 KiB
+    and more are computed on a thread of the capture's own, those of short tensors 64 at a
+    time; a record is written once its figures are set (at the latest at the step's end),
+    and an op that writes to a tensor whose figures are still pending computes them first. Writes that bypass torch (through .numpy(), a C
+    extension) between two ops of a captured step are not seen.
+
     Manifest steps: steps[i].generators is the generator state at the start of the step
     (before its first op), taken at start() or step(); the entry of the step running when
     stop() is called (possibly empty: a loop that calls step() after each step leaves one)
@@ -197,9 +205,16 @@ class Capture:
         self.records = RecordsFile(self.dir)
         file_format = ("r%d_%%06d_%%s" % self.rank) if self.level == "modules" else "%06d_%s"
         # At level "aten" every write to a tensor passes through _on_op (or a collective):
-        # statistics of unchanged tensors are reused.
+        # statistics of unchanged tensors are reused, and large tensors' digests are
+        # computed on a thread of their own (records wait in self.unwritten for theirs).
+        aten_level = self.level == "aten"
+        self.hasher = None
+        if aten_level and (self.mode == "stats" or self.max_bytes is not None):
+            self.hasher = Hasher()
+        self.unwritten = collections.deque()  # (record, the last digest's number)
         self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
-                                   reuse=self.level == "aten")
+                                   reuse=aten_level, hasher=self.hasher,
+                                   batch=self.hasher is not None)
         self.seq = 0
         self.calls = {}
         self.omitted = collections.Counter()
@@ -217,7 +232,7 @@ class Capture:
                 self.param_names.setdefault(id(p), name)
         self.scopes = Scopes(self.model, self.level == "aten" and self.backward)
         self.collectives = Collectives(self._recording, self._record_collective,
-                                       self.writer.forget)
+                                       self._written_outside)
         self.saved_hooks = []
         self.saved_autograd = {}
         self.modules_recorder = None
@@ -277,6 +292,9 @@ class Capture:
         finally:
             if self.active:
                 self._deactivate()
+            self._write_records(wait=True)
+            if self.hasher is not None:
+                self.hasher.close()
             self._write_manifest()
             self.records.close()
 
@@ -313,6 +331,7 @@ class Capture:
     def _end_step(self):
         self.busy = True
         try:
+            self._write_records(wait=True)
             cur = self.current
             cur["records"] = self.step_records
             if self.scaler is not None and (self.step_records or self.optimizer_steps
@@ -345,6 +364,7 @@ class Capture:
 
     def _deactivate(self):
         self.active = False
+        self._write_records(wait=True)
         self.writer.forget()
         if self.level == "aten":
             self.mode_obj.__exit__(None, None, None)
@@ -460,8 +480,42 @@ class Capture:
                 "call": self._next_call(name, pass_), "attrs": attrs}
 
     def _emit(self, record):
-        self.records.write(record)
         self.step_records += 1
+        if self.hasher is None:
+            self.records.write(record)
+            return
+        self.unwritten.append((record, self.hasher.count))
+        self._write_records()
+
+    def _write_records(self, wait=False):
+        """Writes the records whose digests are all set, in order (all of them with wait)."""
+        unwritten = self.unwritten
+        if wait and self.hasher is not None:
+            self.hasher.wait()
+        elif len(self.writer.batch) < BATCH:  # records wait for a batch of statistics
+            return
+        self.writer.describe()
+        if not unwritten:
+            return
+        is_ready = self.hasher.ready
+        if is_ready(unwritten[-1][1]):  # all of them
+            ready = [r for r, _ in unwritten]
+            unwritten.clear()
+        else:
+            ready = []
+            while unwritten and is_ready(unwritten[0][1]):
+                ready.append(unwritten.popleft()[0])
+        if len(ready) == 1:
+            self.records.write(ready[0])
+        elif ready:
+            self.records.write_many(ready)
+
+    def _written_outside(self):
+        """Tensors were written outside aten dispatch (a collective): no digest may still
+        be reading them, no statistics computed before are reused."""
+        if self.hasher is not None:
+            self.hasher.wait()
+        self.writer.forget()
 
     def _sync(self, tensors):
         if self.timing and torch.cuda.is_available() and any(t.is_cuda for t in tensors):
@@ -475,6 +529,8 @@ class Capture:
         if op.mutated:  # recorded or not, the writer learns which storages it writes
             written = aten.mutated_tensors(op, args, kwargs)
             before = [storage_address(t) for t in written]
+            if self.hasher is not None:
+                self.hasher.before_write(before)
             try:
                 return self._dispatch(op, func, args, kwargs, (written, before))
             finally:
@@ -511,6 +567,8 @@ class Capture:
         record["inputs"] = entries
         record["params"] = {}
         tensors = [t for _, _, t in inputs]
+        if writes is not None and self.hasher is not None:  # digests of the inputs it writes
+            self.hasher.before_write(writes[1])
         self._sync(tensors)
         start = time.perf_counter()
         try:
@@ -563,6 +621,7 @@ class Capture:
                 entries.append(e)
             record["inputs"] = entries
             record["params"] = {}
+            self._written_outside()  # before the call writes them
             try:
                 result = call()
             except BaseException:

@@ -61,8 +61,8 @@ def _attr(name, value):
 class Collectives:
     """Installs and removes the wrappers for one capture; `record(name, inputs, outputs,
     attrs)` is the capture's callback, `recording()` whether a call should be recorded now,
-    `written()` is called after every collective, recorded or not (they write tensors outside
-    aten dispatch)."""
+    `written()` is called before and after every collective, recorded or not (they write
+    tensors outside aten dispatch)."""
 
     def __init__(self, recording, record, written=None):
         self.recording = recording
@@ -96,10 +96,11 @@ class Collectives:
             signature = None
 
         def wrapper(*args, **kwargs):
+            self.written()  # it writes outside aten dispatch: before and after
             try:
                 return call(*args, **kwargs)
             finally:
-                self.written()  # writes outside aten dispatch
+                self.written()
 
         def call(*args, **kwargs):
             if signature is None or not self.recording():

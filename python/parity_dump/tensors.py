@@ -7,13 +7,21 @@ finite), the nan, inf and zero counts, and "hash", the sha256 hex digest of the 
 bytes in C order (bfloat16 as its 16-bit patterns). Integer and bool tensors get the same
 statistics, computed in float64.
 
-Statistics are computed with numpy on the tensor's bytes: min and max in the tensor's own
-dtype, the sum and the sum of squares over one float64 copy, with no multi-threaded BLAS
-call.
+Statistics are computed with numpy on the tensor's bytes in one pass over memory (long
+tensors chunk by chunk through a float64 buffer that stays in cache): min and max in the
+tensor's own dtype, the sum and the sum of squares in float64, with no multi-threaded BLAS
+call (a threaded BLAS wakes its threads for long vectors, which costs more than the sum).
+The hash stays sha256: the fastest digest of the standard library on CPUs with SHA
+extensions (about 1.8 GB/s a core; blake2b and md5 are slower, crc32 and adler32 together
+no faster), and one anyone can recompute from a saved .npy. The capture computes it for
+large tensors on a thread of its own (Hasher).
 """
+import collections
 import hashlib
 import math
 import os
+import queue
+import threading
 import weakref
 
 import numpy as np
@@ -45,7 +53,7 @@ def to_numpy(tensor):
 
 def _cpu(tensor):
     """The tensor detached, on the CPU, C-contiguous, without lazy conj/neg bits."""
-    t = tensor.detach()
+    t = tensor.detach() if tensor.requires_grad else tensor
     if t.device.type != "cpu":
         t = t.cpu()
     if t.is_conj():
@@ -55,11 +63,15 @@ def _cpu(tensor):
     return t.contiguous()
 
 
+_FLOAT8 = frozenset(d for d, name in DTYPE_NAMES.items() if name.startswith("float8"))
+
+
 def _bits(t):
     """to_numpy() of a tensor already through _cpu()."""
-    if t.dtype == torch.bfloat16:
+    dtype = t.dtype
+    if dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(np.uint16)
-    if DTYPE_NAMES.get(t.dtype, "").startswith("float8"):
+    if dtype in _FLOAT8:
         return t.view(torch.uint8).numpy()
     return t.numpy()
 
@@ -76,71 +88,138 @@ def _sha256(raw):
 
 
 _NUMPY_FLOATS = (torch.float32, torch.float64, torch.float16)
-_DOT_CHUNK = 8192  # BLAS dot runs single-threaded below 10000 elements (OpenBLAS)
+# Vectors up to this length: sums by BLAS dot, which runs on this thread below 10000
+# elements (OpenBLAS) and raises no floating-point warnings.
+_DOT_MAX = 8192
+_ONES = np.ones(_DOT_MAX)
+_ONES.flags.writeable = False
+# Longer vectors: numpy reductions over chunks of this many elements, each widened into a
+# float64 buffer that stays in the CPU's cache (one read of the tensor from memory).
+_CHUNK = 1 << 16
+_BUFFERS = threading.local()
 
 
-def _sum_squares(wide):
-    """The float64 sum of squares of a float64 vector, through BLAS dot in chunks small
-    enough for it to stay on this thread (a threaded BLAS wakes its threads for long
-    vectors, which costs more than the dot on a busy machine)."""
-    n = wide.shape[0]
-    if n <= _DOT_CHUNK:
-        return float(np.dot(wide, wide))
-    total = 0.0
-    for i in range(0, n, _DOT_CHUNK):
-        part = wide[i:i + _DOT_CHUNK]
-        total += float(np.dot(part, part))
-    return total
+def _reduce(values):
+    """(sum and sum of squares in float64, min, max, number of zeros) of a 1-d numpy
+    vector (left unchanged); min and max in its own dtype (NaN if any element is), the
+    number of zeros computed only when min <= 0 <= max (else 0)."""
+    n = values.shape[0]
+    if n <= _DOT_MAX:
+        wide = values.astype(np.float64, copy=False)
+        total, squares = float(np.dot(wide, _ONES[:n])), float(np.dot(wide, wide))
+        low, high = float(values.min()), float(values.max())
+        zeros = int(np.count_nonzero(values == 0)) if low <= 0 <= high else 0
+        return total, squares, low, high, zeros
+    buf = getattr(_BUFFERS, "buf", None)
+    if buf is None:
+        buf = _BUFFERS.buf = np.empty(_CHUNK)
+    add, multiply, count = np.add.reduce, np.multiply, np.count_nonzero
+    total = squares = 0.0
+    lows, highs, zeros = [], [], 0
+    with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
+        for i in range(0, n, _CHUNK):
+            part = values[i:i + _CHUNK]
+            wide = buf if part.shape[0] == _CHUNK else buf[:part.shape[0]]
+            wide[...] = part
+            total += add(wide)
+            multiply(wide, wide, out=wide)
+            squares += add(wide)
+            lows.append(part.min())
+            highs.append(part.max())
+            zeros += count(part == 0)
+    low, high = float(np.min(lows)), float(np.max(highs))
+    return float(total), float(squares), low, high, int(zeros) if low <= 0 <= high else 0
 
 
 def _stats(t):
     """(the statistics but "hash", the C-contiguous numpy array of the raw bytes) of a
-    tensor already through _cpu(), computed with numpy without a pass more than needed:
-    min and max in the tensor's own dtype (exact), the sum and the sum of squares over one
-    float64 copy. When that sum is finite every element is (a float32 or narrower value
-    cannot overflow it), otherwise the finite elements are selected first."""
+    tensor already through _cpu(), computed with numpy in one pass over the tensor: min and
+    max in the tensor's own dtype (exact), the sum and the sum of squares in float64. When
+    that sum is finite every element is (a float32 or narrower value cannot overflow it),
+    otherwise the finite elements are selected first."""
     raw = _bits(t)
-    out = {"nan": 0, "inf": 0, "zero": 0}
     n = raw.size
     if n == 0:
-        return out, raw
+        return {"nan": 0, "inf": 0, "zero": 0}, raw
     dtype = t.dtype
-    floating = t.is_floating_point()
-    if dtype in _NUMPY_FLOATS or not floating:
+    if dtype in _NUMPY_FLOATS:
+        floating = True
+        values = raw.reshape(-1)
+    elif t.is_floating_point():  # bfloat16, float8: float32 holds every value exactly
+        floating = True
+        values = t.reshape(-1).to(torch.float32).numpy()
+    else:
+        floating = False
         values = raw.reshape(-1)
         if dtype == torch.bool:
             values = values.view(np.uint8)
-    else:  # bfloat16, float8: float32 holds every value exactly
-        values = t.reshape(-1).to(torch.float32).numpy()
-    wide = values.astype(np.float64, copy=False)
-    with np.errstate(all="ignore"):  # Inf - Inf: no RuntimeWarning (nor error under -W)
-        total = float(np.add.reduce(wide))
+    return _describe(values, floating, _reduce(values)), raw
+
+
+def _describe(values, floating, reduced):
+    """The statistics but "hash" of a 1-d numpy vector of n > 0 elements, from
+    _reduce(values) (or the same figures computed otherwise)."""
+    out = {"nan": 0, "inf": 0, "zero": 0}
+    n = values.shape[0]
+    total, squares, low, high, zeros = reduced
     if floating and not math.isfinite(total):
         finite = np.isfinite(values)
         kept = int(np.count_nonzero(finite))
         nan = int(np.count_nonzero(np.isnan(values)))
         out["nan"], out["inf"] = nan, n - kept - nan
         if kept == 0:
-            return out, raw
+            return out
         if kept < n:
             values = values[finite]
-            wide = wide[finite]
-        total = float(np.add.reduce(wide))
+            total, squares, low, high, zeros = _reduce(values)
         n = kept
-    low, high = float(values.min()), float(values.max())
-    out["min"], out["max"] = low, high
-    if low <= 0 <= high:  # else no element is zero
-        out["zero"] = int(np.count_nonzero(values == 0))
+    out["min"], out["max"], out["zero"] = low, high, zeros
     mean = total / n
-    l2 = math.sqrt(_sum_squares(wide))
+    l2 = math.sqrt(squares)
     if not math.isfinite(l2):  # float64 values near overflow: numpy's scaled norm
         with np.errstate(all="ignore"):
-            l2 = float(np.linalg.norm(wide))
+            l2 = float(np.linalg.norm(values.astype(np.float64, copy=False)))
     if math.isfinite(mean):
         out["mean"] = mean
     if math.isfinite(l2):
         out["l2"] = l2
-    return out, raw
+    return out
+
+
+# Dtypes numpy holds as they are (the statistics need no torch conversion).
+_NUMPY_NATIVE = frozenset((torch.float32, torch.float16, torch.float64, torch.int64,
+                           torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool))
+# Short tensors of these dtypes (float64 holds each value exactly) are described in batches.
+_BATCHED = {torch.float32: True, torch.float16: True, torch.float64: True,
+            torch.int32: False, torch.int16: False, torch.int8: False, torch.uint8: False,
+            torch.bool: False}
+BATCH = 64  # tensors a batch holds before it is described
+
+
+def _describe_batch(batch):
+    """Fills the statistics of each (stats, float64 copy, floating) of `batch` in place
+    (stats holds only "hash" until then): the figures of all of them by a few numpy calls
+    over their concatenation (segment reductions), instead of a few calls each."""
+    arrays = [a for _, a, _ in batch]
+    starts, at = [], 0
+    for a in arrays:
+        starts.append(at)
+        at += a.shape[0]
+    wide = np.concatenate(arrays)
+    with np.errstate(all="ignore"):
+        sums = np.add.reduceat(wide, starts).tolist()
+        lows = np.minimum.reduceat(wide, starts).tolist()
+        highs = np.maximum.reduceat(wide, starts).tolist()
+        zeros = np.add.reduceat(wide == 0, starts, dtype=np.int64).tolist()
+        np.multiply(wide, wide, out=wide)
+        squares = np.add.reduceat(wide, starts).tolist()
+    for i, (stats, values, floating) in enumerate(batch):
+        low, high = lows[i], highs[i]
+        out = _describe(values, floating, (
+            sums[i], squares[i], low, high, zeros[i] if low <= 0 <= high else 0))
+        digest = stats.pop("hash")
+        stats.update(out)
+        stats["hash"] = digest
 
 
 def _complex_stats(tensor):
@@ -148,6 +227,130 @@ def _complex_stats(tensor):
     real = tensor.detach().cpu()
     real = real.real if real.is_complex() else real
     return stats(real.to(torch.float64))
+
+
+def _job_figures(job):
+    """The statistics (when the job carries the values) and the digest of a Hasher job."""
+    values = job[6]
+    out = {} if values is None else _describe(values, job[7], _reduce(values))
+    out["hash"] = _sha256(job[1])
+    return out
+
+
+class Hasher:
+    """Computes sha256 digests of large tensors on a thread of its own: hashlib releases the
+    GIL, so the digest of one tensor runs beside the next ops and their statistics (on a
+    machine with a core to spare, the capture's largest single cost leaves its thread).
+
+    submit(stats, raw, address, values=None, floating) sets stats["hash"] later, from `raw`
+    (a numpy array that may share memory with a live tensor whose storage is at `address`),
+    and with `values` (raw as a 1-d vector to describe) the statistics before it; it returns
+    the job's number. The owner must call before_write(addresses) before anything writes to storages
+    (a pending digest of one of them is computed there and then, or awaited if the thread
+    is computing it), and may read a digest once ready(number) says that job and every job
+    before it are done, or after wait() (where the owner's thread computes queued digests
+    too: at a step's end both threads hash)."""
+
+    MIN_BYTES = 1 << 16   # smaller digests cost less than handing them over
+    MAX_PENDING = 1 << 28  # bytes held for pending digests before submit() waits
+
+    QUEUED, RUNNING, DONE = 0, 1, 2
+
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.finished = threading.Condition(self.lock)
+        self.waiters = 0
+        # [stats, raw, address, nbytes, state, number], in submission order
+        self.pending = collections.deque()
+        self.pending_bytes = 0
+        self.count = 0
+        self.done_upto = 0  # every job numbered up to this one is done
+        self.thread = threading.Thread(target=self._run, name="parity_dump sha256",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        get, lock, finished = self.jobs.get, self.lock, self.finished
+        while True:
+            job = get()
+            if job is None:
+                return
+            with lock:
+                if job[4] != self.QUEUED:  # taken by before_write
+                    continue
+                job[4] = self.RUNNING
+            try:
+                figures = _job_figures(job)
+            except BaseException as e:  # never leave the owner waiting
+                figures = {"hash": "error: %s" % e}
+            with finished:
+                job[0].update(figures)
+                job[1] = job[6] = None
+                job[4] = self.DONE
+                if self.waiters:
+                    finished.notify_all()
+
+    def submit(self, stats, raw, address, values=None, floating=False):
+        if self.pending_bytes > self.MAX_PENDING:
+            self.wait()
+        self.count += 1
+        job = [stats, raw, address, raw.nbytes, self.QUEUED, self.count, values, floating]
+        self.pending.append(job)
+        self.pending_bytes += raw.nbytes
+        self.jobs.put(job)
+        return self.count
+
+    def _prune(self):
+        pending = self.pending
+        while pending and pending[0][4] == self.DONE:
+            job = pending.popleft()
+            self.pending_bytes -= job[3]
+            self.done_upto = job[5]
+        if not pending:
+            self.done_upto = self.count
+            return True
+        return False
+
+    def ready(self, number):
+        return number <= self.done_upto or (self._prune() or number <= self.done_upto)
+
+    def before_write(self, addresses):
+        if self._prune():
+            return
+        for job in [j for j in self.pending if j[4] != self.DONE and j[2] in addresses]:
+            self._finish(job)
+
+    def _finish(self, job):
+        """Computes a queued job here, or waits for the thread computing it."""
+        with self.lock:
+            mine = job[4] == self.QUEUED
+            if mine:
+                job[4] = self.RUNNING
+        if mine:
+            job[0].update(_job_figures(job))
+            job[1] = job[6] = None
+            job[4] = self.DONE
+        elif job[4] != self.DONE:
+            with self.finished:
+                self.waiters += 1
+                while job[4] != self.DONE:
+                    self.finished.wait()
+                self.waiters -= 1
+
+    def wait(self):
+        """Returns once every submitted digest is set: this thread computes the queued ones,
+        newest first (the digest thread takes the oldest), and waits for the rest."""
+        if self._prune():
+            return
+        for job in reversed(list(self.pending)):
+            self._finish(job)
+        self._prune()
+
+    def close(self):
+        self.wait()
+        self.jobs.put(None)
+        self.thread.join()
 
 
 class TensorWriter:
@@ -160,10 +363,19 @@ class TensorWriter:
     output read by the next op) are those computed before: a tensor is unchanged while it
     is the same object, with the same version counter, data pointer, shape and strides, and
     no op wrote to its storage since (written() forgets every tensor of the storages an op
-    writes, so that writes through `.data` or another view count too)."""
+    writes, so that writes through `.data` or another view count too).
+
+    With a `hasher` (a Hasher: the same caller also calls its before_write() before every
+    write), the digests of large tensors are computed on the hasher's thread; the caller
+    waits for hasher.count (ready()) before it writes a record holding the entries made so
+    far.
+
+    With `batch`, the statistics of short tensors (a float64 copy taken now) are computed
+    BATCH at a time: the caller calls describe() before it writes records holding entries
+    made since the last call."""
 
     def __init__(self, dump_dir, mode="tensors", max_bytes=None, file_format="%06d_%s",
-                 reuse=False):
+                 reuse=False, hasher=None, batch=False):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.dump_dir = dump_dir
@@ -173,6 +385,9 @@ class TensorWriter:
         self.saved_bytes = 0
         self.truncated_at_seq = None
         self.reuse = reuse
+        self.hasher = hasher
+        self.batching = batch
+        self.batch = []  # (stats holding only "hash", float64 copy, floating)
         self.seen = {}      # id(tensor) -> (weak reference, identity, storage, stats)
         self.storages = {}  # storage address -> ids in seen
 
@@ -217,7 +432,7 @@ class TensorWriter:
         """The entry of `tensor` for record `seq` (slot "in0", "out1", ...), its data written
         now (the tensor may change after this returns)."""
         shape = list(tensor.shape)
-        name = dtype_name(tensor.dtype)
+        name = DTYPE_NAMES.get(tensor.dtype)
         if name is None:
             return {"dtype": "float64", "shape": shape, "stats": _complex_stats(tensor)}
         if tensor.device.type == "meta":
@@ -236,13 +451,48 @@ class TensorWriter:
         if self.reuse:
             result, ident = self._reused_stats(tensor, tuple(shape))
             if result is None:
-                result = stats(tensor)
+                result = self._stats(tensor)
                 if ident is not None:
                     self._remember(tensor, ident, result)
             entry["stats"] = result
         else:
-            entry["stats"] = stats(tensor)
+            entry["stats"] = self._stats(tensor)
         return entry
+
+    def describe(self):
+        """Completes the statistics of the short tensors met since the last call."""
+        if self.batch:
+            batch, self.batch = self.batch, []
+            _describe_batch(batch)
+
+    def _stats(self, tensor):
+        t = _cpu(tensor)
+        if self.batching:
+            floating = _BATCHED.get(t.dtype)
+            if floating is not None and 0 < t.numel() <= _DOT_MAX:
+                raw = _bits(t)
+                values = raw.reshape(-1)
+                if floating is False and values.dtype == np.bool_:
+                    values = values.view(np.uint8)
+                result = {"hash": _sha256(raw)}
+                self.batch.append((result, values.astype(np.float64), floating))
+                return result
+        if self.hasher is not None and t.dtype in _NUMPY_NATIVE:
+            raw = _bits(t)
+            if raw.nbytes >= self.hasher.MIN_BYTES:  # statistics and digest on its thread
+                values = raw.reshape(-1)
+                if values.dtype == np.bool_:
+                    values = values.view(np.uint8)
+                result = {}
+                self.hasher.submit(result, raw, storage_address(tensor), values,
+                                   t.is_floating_point())
+                return result
+        result, raw = _stats(t)
+        if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
+            self.hasher.submit(result, raw, storage_address(tensor))
+        else:
+            result["hash"] = _sha256(raw)
+        return result
 
 
 def storage_address(tensor):

@@ -339,10 +339,11 @@ class Capturing(unittest.TestCase):
     def test_stats_of_tensors_written_between_ops(self):
         """Statistics of a tensor met again are reused only while nothing wrote to it: an
         in-place op, a write through .data or another view (no version bump on the tensor),
-        an out= argument, an in-place op inside paused(), an in-place fill."""
-        def program():
+        an out= argument, an in-place op inside paused(), an in-place fill; for small tensors
+        and for tensors large enough for their digests to be computed on the side."""
+        def program(n):
             torch.manual_seed(3)
-            x = torch.randn(64)
+            x = torch.randn(n)
             y = x * 2
             y.add_(1)                   # in-place: its output is its input, changed
             a = y * 1
@@ -365,7 +366,8 @@ class Capturing(unittest.TestCase):
         for mode in ("tensors", "stats"):
             out = self.path(mode)
             with parity_dump.capture(None, out, mode=mode):
-                program()
+                program(64)
+                program(1 << 15)
             entries[mode] = records(out)
         tensors, stats = entries["tensors"], entries["stats"]
         self.assertEqual([r["op"] for r in tensors], [r["op"] for r in stats])
@@ -378,7 +380,7 @@ class Capturing(unittest.TestCase):
                 if raw.size:
                     self.assertEqual(eb["stats"]["max"], float(raw.max()), (rb["seq"], rb["op"]))
                 checked += 1
-        self.assertGreater(checked, 20)
+        self.assertGreater(checked, 40)
 
     def test_max_bytes(self):
         out = self.path("d")
