@@ -667,11 +667,13 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
     return e;
   }
   if (IsRandomOp(e.op) && !la.call.recorded_outputs.empty()) {
-    // Equal inputs, different draws: the same distribution is what equal generators' users
-    // can expect of different generator states (the manifest's digests say which step).
+    // Equal inputs, different draws: different generator states give other values from the
+    // same distribution (the manifests' digests say at which step the states part).
     bool agree_all = true;
     std::string figures;
-    for (std::size_t i = 0; i < la.call.recorded_outputs.size() && agree_all; ++i) {
+    const std::size_t outputs =
+        std::min(la.call.recorded_outputs.size(), lb.call.recorded_outputs.size());
+    for (std::size_t i = 0; i < outputs && agree_all; ++i) {
       agree_all = SamplesAgree(la.call.recorded_outputs[i], lb.call.recorded_outputs[i], &figures);
     }
     e.cause = agree_all ? Cause::kRngDivergence : Cause::kAlgorithmic;
