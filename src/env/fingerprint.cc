@@ -244,14 +244,45 @@ Json EnvDocument(const FingerprintOptions& options, Json devices) {
   return doc;
 }
 
+namespace {
+
+// A distributed dump (parity-dump version 2) keeps one dump per rank in DIR/rank<N>/: the
+// lowest rank's directory that holds a manifest, or empty when there is none.
+std::string LowestRankDump(const std::string& dir) {
+  std::error_code ec;
+  std::string best;
+  long best_rank = -1;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 5 || name.compare(0, 4, "rank") != 0 ||
+        name.find_first_not_of("0123456789", 4) != std::string::npos || name.size() > 13) {
+      continue;
+    }
+    const long rank = std::stol(name.substr(4));
+    if (!fs::exists(entry.path() / "manifest.json", ec)) continue;
+    if (best_rank < 0 || rank < best_rank) {
+      best_rank = rank;
+      best = entry.path().string();
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 Result<Json> ReadFingerprint(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
+    if (!fs::exists(path + "/manifest.json", ec)) {
+      if (const std::string rank_dump = LowestRankDump(path); !rank_dump.empty()) {
+        return ReadFingerprint(rank_dump);
+      }
+    }
     const std::string manifest_path = path + "/manifest.json";
     if (!fs::exists(manifest_path, ec)) {
       return Status::Invalid(path,
                              "a directory without manifest.json: neither a bundle nor a "
-                             "dump");
+                             "dump (nor a dump of rank<N>/ directories)");
     }
     PARITY_ASSIGN_OR_RETURN(Json manifest, ParseObject(manifest_path, "manifest"));
     const std::string format = StringField(manifest, "format");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "env/env_diff.h"
@@ -191,6 +192,30 @@ TEST(ReadFingerprint, ADumpManifestGivesTorchSettingsUnderTheirApiNames) {
   EXPECT_EQ(host["python"]["torch"]["cuda"], "12.4");
   EXPECT_EQ(host["python"]["settings"]["torch.backends.cudnn.allow_tf32"], "true");
   EXPECT_EQ(host["python"]["settings"]["torch.set_float32_matmul_precision"], "high");
+}
+
+TEST(ReadFingerprint, ADistributedDumpIsReadFromItsLowestRank) {
+  parity::testing::TempDir dir;
+  std::filesystem::create_directories(dir.File("rank1"));
+  std::filesystem::create_directories(dir.File("rank10"));
+  std::filesystem::create_directories(dir.File("ranks"));
+  auto manifest = [](const char* precision) {
+    return std::string(R"({"format":"parity-dump","version":2,"level":"aten",
+      "framework":{"name":"torch","version":"2.5.1",
+                   "settings":{"float32_matmul_precision":")") +
+           precision + R"("}}})";
+  };
+  Write(dir.File("rank10/manifest.json"), manifest("highest"));
+  Write(dir.File("rank1/manifest.json"), manifest("high"));
+  Write(dir.File("ranks/manifest.json"), manifest("medium"));  // not a rank directory
+  auto doc = ReadFingerprint(dir.path());
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["host"]["python"]["settings"]["torch.set_float32_matmul_precision"], "high");
+  // A directory with neither a manifest nor rank directories says what it looked for.
+  parity::testing::TempDir empty;
+  auto none = ReadFingerprint(empty.path());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("rank<N>"), std::string::npos) << none.status().message();
 }
 
 TEST(EnvDiff, KnowledgeBaseSettingsComeFirstWithTheirSource) {
