@@ -23,32 +23,14 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_vs_numpy import NUMPY_SCRIPT  # noqa: E402
+from compare_vs_numpy import NUMPY_SCRIPT, write_pair  # noqa: E402
 
 
 def make_files(directory, mib):
-    n = mib * (1 << 20) // 4
-    a_path = os.path.join(directory, "cat_a_%dmib.npy" % mib)
-    b_path = os.path.join(directory, "cat_b_%dmib.npy" % mib)
-    size = n * 4 + 128
-    if all(os.path.exists(p) and os.path.getsize(p) == size for p in (a_path, b_path)):
-        return a_path, b_path
-    rng = np.random.default_rng(2)
-    a = np.lib.format.open_memmap(a_path, mode="w+", dtype=np.float32, shape=(n,))
-    b = np.lib.format.open_memmap(b_path, mode="w+", dtype=np.float32, shape=(n,))
-    step = 1 << 22
-    for i in range(0, n, step):
-        m = min(step, n - i)
-        chunk = rng.standard_normal(m, dtype=np.float32)
-        a[i:i + m] = chunk
-        b[i:i + m] = chunk + np.float32(1e-4) * rng.standard_normal(m, dtype=np.float32)
-    a.flush()
-    b.flush()
-    del a, b
-    return a_path, b_path
+    return write_pair(os.path.join(directory, "cat_a_%dmib.npy" % mib),
+                      os.path.join(directory, "cat_b_%dmib.npy" % mib), mib * (1 << 20) // 4,
+                      1 << 22)
 
 
 def timed(cmd):

@@ -38,24 +38,29 @@ print(max_abs, mean_abs, rmse, max_rel, cosine, nan_mismatch)
 N = 1 << 28  # 268,435,456 float32 = 1 GiB per file
 
 
-def make_files(directory):
-    a_path = os.path.join(directory, "compare_a.npy")
-    b_path = os.path.join(directory, "compare_b.npy")
-    size = N * 4 + 128
+def write_pair(a_path, b_path, n, step):
+    """Two float32 .npy files of n elements, a ~ N(0,1) and b = a + 1e-4·N(0,1) (seed 2, drawn
+    `step` elements at a time), unless both exist with the right size. Returns the paths."""
+    size = n * 4 + 128
     if all(os.path.exists(p) and os.path.getsize(p) == size for p in (a_path, b_path)):
         return a_path, b_path
     rng = np.random.default_rng(2)
-    a = np.lib.format.open_memmap(a_path, mode="w+", dtype=np.float32, shape=(N,))
-    b = np.lib.format.open_memmap(b_path, mode="w+", dtype=np.float32, shape=(N,))
-    step = 1 << 24
-    for i in range(0, N, step):
-        chunk = rng.standard_normal(step, dtype=np.float32)
-        a[i:i + step] = chunk
-        b[i:i + step] = chunk + np.float32(1e-4) * rng.standard_normal(step, dtype=np.float32)
+    a = np.lib.format.open_memmap(a_path, mode="w+", dtype=np.float32, shape=(n,))
+    b = np.lib.format.open_memmap(b_path, mode="w+", dtype=np.float32, shape=(n,))
+    for i in range(0, n, step):
+        m = min(step, n - i)
+        chunk = rng.standard_normal(m, dtype=np.float32)
+        a[i:i + m] = chunk
+        b[i:i + m] = chunk + np.float32(1e-4) * rng.standard_normal(m, dtype=np.float32)
     a.flush()
     b.flush()
     del a, b
     return a_path, b_path
+
+
+def make_files(directory):
+    return write_pair(os.path.join(directory, "compare_a.npy"),
+                      os.path.join(directory, "compare_b.npy"), N, 1 << 24)
 
 
 def timed(cmd):

@@ -87,6 +87,21 @@ if TorchDispatchMode is not None:
             return self.capture._on_op(func, args, kwargs or {})
 
 
+class _BusyScope:
+    """`with capture.busy_scope:` marks a block as the capture's own work (saving, hashing,
+    records), whose ops are not recorded."""
+    __slots__ = ("capture",)
+
+    def __init__(self, capture):
+        self.capture = capture
+
+    def __enter__(self):
+        self.capture.busy = True
+
+    def __exit__(self, *exc):
+        self.capture.busy = False
+
+
 class Capture:
     """One capture into one dump directory (per rank).
 
@@ -218,7 +233,8 @@ class Capture:
         self.seq = 0
         self.calls = {}
         self.omitted = collections.Counter()
-        self.busy = False
+        self.busy = False  # in the capture's own work: ops it runs are not records
+        self.busy_scope = _BusyScope(self)
         self.in_backward = 0
         self.in_optimizer = 0
         self.optimizer_steps = 0
@@ -312,8 +328,7 @@ class Capture:
         return self.window is None or step in self.window
 
     def _begin_step(self):
-        self.busy = True
-        try:
+        with self.busy_scope:
             self.calls = {}
             self.writer.forget()
             self.step_records = 0
@@ -325,12 +340,9 @@ class Capture:
             self.doc["steps"].append(self.current)
             if self.scaler is not None:
                 self.scale_at_start = evidence.scaler_scale(self.scaler)
-        finally:
-            self.busy = False
 
     def _end_step(self):
-        self.busy = True
-        try:
+        with self.busy_scope:
             self._write_records(wait=True)
             cur = self.current
             cur["records"] = self.step_records
@@ -339,8 +351,6 @@ class Capture:
                 cur["scaler"] = evidence.scaler_entry(
                     self.scale_at_start, evidence.scaler_scale(self.scaler),
                     self.optimizer_steps, bool(self.optimizers))
-        finally:
-            self.busy = False
 
     def _write_manifest(self):
         self.doc["omitted"] = dict(sorted(self.omitted.items()))
@@ -436,11 +446,8 @@ class Capture:
         self.in_optimizer = max(0, self.in_optimizer - 1)
         self.optimizer_steps += 1
         if self.active and not _PAUSED[0] and (self.save_grads or self.save_optimizer_state):
-            self.busy = True
-            try:
+            with self.busy_scope:
                 self._save_optimizer(opt)
-            finally:
-                self.busy = False
 
     # --- where an op runs ------------------------------------------------------------------
     def _where(self):
@@ -546,11 +553,8 @@ class Capture:
         pass_, module = self._where()
         if (pass_ == "backward" and not self.backward) or not self._selected(op.name, module):
             return func(*args, **kwargs)
-        self.busy = True
-        try:
+        with self.busy_scope:
             return self._record_op(op, func, args, kwargs, pass_, module, writes)
-        finally:
-            self.busy = False
 
     def _record_op(self, op, func, args, kwargs, pass_, module, writes=None):
         inputs, attrs = aten.bind(op, args, kwargs)
@@ -607,8 +611,7 @@ class Capture:
         pass_, module = self._where()
         if not self._selected(fname, module):
             return call()
-        self.busy = True
-        try:
+        with self.busy_scope:
             name = module + "." + fname if module else fname
             record = self._head(name, module, fname, "", pass_, attrs)
             seq = record["seq"]
@@ -634,8 +637,6 @@ class Capture:
                                  for i, t in enumerate(written())]
             self._emit(record)
             return result
-        finally:
-            self.busy = False
 
     def _param_name(self, p, group, index):
         return self.param_names.get(id(p)) or "param%d.%d" % (group, index)

@@ -29,11 +29,8 @@ class _FunctionMode(TorchFunctionMode):
         pass_, _ = r.capture._where()
         if pass_ == "backward" and not r.capture.backward:
             return func(*args, **kwargs)
-        r.capture.busy = True
-        try:
+        with r.capture.busy_scope:
             return r.record_call(op, func, args, kwargs, pass_)
-        finally:
-            r.capture.busy = False
 
 
 class ModulesRecorder:
@@ -92,22 +89,16 @@ class ModulesRecorder:
             c = self.capture
             if not leaf and self.selected("module") and c._recording() and c.select_module(
                     name):
-                c.busy = True
-                try:
+                with c.busy_scope:
                     self.record_module(name, mod, args, output, "forward")
-                finally:
-                    c.busy = False
         return post
 
     def _back(self, name):
         def back(mod, grad_input, grad_output):
             c = self.capture
             if c._recording() and c.select_module(name):
-                c.busy = True
-                try:
+                with c.busy_scope:
                     self.record_module(name, mod, grad_output, grad_input, "backward")
-                finally:
-                    c.busy = False
         return back
 
     def name_for(self, op):

@@ -39,6 +39,12 @@ class FakeClockTest : public ::testing::Test {
     EXPECT_TRUE((*fake)->Open(device).ok());
     return std::move(fake).value();
   }
+  /// The fake on its simulated clock: every call spends HOST_US on the host, then queues
+  /// DEVICE_US of device work ("HOST_US,DEVICE_US").
+  std::unique_ptr<Backend> OpenWithClock(const char* host_device_us) {
+    setenv("PARITY_FAKE_CLOCK", host_device_us, 1);
+    return Open();
+  }
 };
 
 std::map<std::string, BenchResult> ByLabel(const std::vector<BenchResult>& results) {
@@ -50,8 +56,7 @@ std::map<std::string, BenchResult> ByLabel(const std::vector<BenchResult>& resul
 TEST_F(FakeClockTest, HeldSampleCountsTheDevicesWorkNotTheHostsGaps) {
   // 50 us of host work before each call's 20 us on the device: timed from an idle queue, a
   // GEMM sample would be 70 us per call (the n = 256 case, host gap > kernel).
-  setenv("PARITY_FAKE_CLOCK", "50,20", 1);
-  std::unique_ptr<Backend> fake = Open();
+  std::unique_ptr<Backend> fake = OpenWithClock("50,20");
   ASSERT_NE(fake, nullptr);
   SuiteOptions options;
   options.reps = 3;
@@ -84,8 +89,7 @@ TEST_F(FakeClockTest, HeldSampleCountsTheDevicesWorkNotTheHostsGaps) {
 }
 
 TEST_F(FakeClockTest, StreamKernelsAreHeldAndDotCountsItsReadBack) {
-  setenv("PARITY_FAKE_CLOCK", "30,10", 1);
-  std::unique_ptr<Backend> fake = Open();
+  std::unique_ptr<Backend> fake = OpenWithClock("30,10");
   ASSERT_NE(fake, nullptr);
   SuiteOptions options;
   options.n = 1024;
@@ -104,8 +108,7 @@ TEST_F(FakeClockTest, StreamKernelsAreHeldAndDotCountsItsReadBack) {
 }
 
 TEST_F(FakeClockTest, PinnedTransfersAndPeerCopiesAreHeld) {
-  setenv("PARITY_FAKE_CLOCK", "40,10", 1);
-  std::unique_ptr<Backend> fake = Open();
+  std::unique_ptr<Backend> fake = OpenWithClock("40,10");
   ASSERT_NE(fake, nullptr);
   SuiteOptions options;
   options.n = 1000;  // 4000-byte peer copies
