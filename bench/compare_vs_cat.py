@@ -6,7 +6,7 @@ Two float32 .npy files of --mib MiB each (a ~ N(0,1), b = a + 1e-4·N(0,1)), pag
 Whole processes, alternating (one round runs every command once, in turn), --repeats rounds;
 medians are reported, with parity's rate as a fraction of cat's (cat's median / parity's), and
 the median CPU seconds (user + system) of each, steadier than wall time on a shared machine.
-numpy's side is compare_vs_numpy.py's script (shared/reference/peer-baselines.md §4 (a)).
+numpy's side is compare_vs_numpy.py's script (docs/PERFORMANCE.md, "parity compare against numpy").
 
 --parity may be given several times (e.g. a build from before a change, `PATH[:LABEL]`) to time
 the variants in the same rounds; --threads N adds `--threads N` runs of the first parity.
