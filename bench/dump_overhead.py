@@ -12,7 +12,7 @@ computing statistics, writing record lines, the rest: dispatch, argument binding
 autograd bookkeeping) and the dump's size per step.
 
     PYTHONPATH=python /usr/bin/python3 bench/dump_overhead.py [--size small] [--steps 5]
-        [--rounds 3] [--dir DIR] [--modes stats,tensors]
+        [--rounds 3] [--dir DIR] [--modes stats,tensors] [--hash auto|xxh3_128|sha256]
 
 --dir: where the dumps go (default: a temporary directory under $TMPDIR); the file system
 matters for mode "tensors", which writes one .npy file per tensor.
@@ -70,7 +70,7 @@ def dir_size(path):
     return total
 
 
-def run(size, mode, steps, base, seed=0):
+def run(size, mode, steps, base, hash_name="auto", seed=0):
     """Per-step wall times of `steps` steps (after one warm-up step), captured in `mode`
     (None: uncaptured), and for captured modes (dump bytes, records, seconds in tensor
     entries, seconds writing lines)."""
@@ -92,7 +92,8 @@ def run(size, mode, steps, base, seed=0):
     records = sys.modules["parity_dump.dumpdir"].RecordsFile
     with Meter(tensors, "entry") as saving, Meter(records, "write") as writing, \
             Meter(records, "write_many") as writing_many:
-        with parity_dump.capture(w.model, out, optimizer=opt, mode=mode) as cap:
+        with parity_dump.capture(w.model, out, optimizer=opt, mode=mode,
+                                 hash=hash_name) as cap:
             for batch in batches[1:]:
                 start = time.perf_counter()
                 w.train_step(w.model, batch, opt)
@@ -114,6 +115,9 @@ def main():
     ap.add_argument("--dir", default=None, help="where the dumps go")
     ap.add_argument("--modes", default="stats,tensors",
                     help="captured modes to measure, comma-separated (default stats,tensors)")
+    ap.add_argument("--hash", default="auto", choices=("auto", "xxh3_128", "sha256"),
+                    help="the statistics' digest algorithm (default auto: xxh3_128 where the "
+                    "xxhash module is installed)")
     args = ap.parse_args()
     base = args.dir or tempfile.gettempdir()
     modes = (None,) + tuple(m for m in args.modes.split(",") if m)
@@ -121,7 +125,7 @@ def main():
     extras = {m: [] for m in modes[1:]}
     for _ in range(args.rounds):
         for m in modes:
-            t, extra = run(args.size, m, args.steps, base)
+            t, extra = run(args.size, m, args.steps, base, args.hash)
             times[m].extend(t)
             if extra:
                 extras[m].append(extra)
@@ -130,9 +134,10 @@ def main():
     n_params = sum(p.numel() for p in w.model.parameters())
     print("parity_dump capture overhead: `transformer` workload, size %s (%d parameters, "
           "batch %d), Adam, CPU, %d threads; torch %s, %s; %d rounds x %d steps; dumps "
-          "in %s" % (args.size, n_params, w.batch_size, torch.get_num_threads(),
-                     torch.__version__, platform.processor() or platform.machine(),
-                     args.rounds, args.steps, base))
+          "in %s; stats digests %s" % (
+              args.size, n_params, w.batch_size, torch.get_num_threads(), torch.__version__,
+              platform.processor() or platform.machine(), args.rounds, args.steps, base,
+              parity_dump.tensors.hash_function(args.hash)[0]))
     print()
     plain_min = min(times[None])
     print("| mode | step time (ms, median) | x uncaptured | fastest step (ms) | x uncaptured "
@@ -157,9 +162,9 @@ def main():
     print("The fastest step of each mode is the least disturbed by other processes on a shared "
           "machine. Shares are of the capture's added time (captured minus uncaptured step time): "
           "tensor entries = copying tensors to numpy and writing .npy files (tensors) or "
-          "computing statistics (stats; the sha256 of tensors of 64 KiB and more runs on the "
-          "capture's digest thread, outside these shares, except where the capture waits for "
-          "it); record lines = JSON encoding and "
+          "computing statistics (stats; the statistics and digests of tensors of 64 KiB and "
+          "more are computed on the capture's digest thread, outside these shares, except "
+          "where the capture waits for them); record lines = JSON encoding and "
           "the flushed write; rest = dispatch, argument binding, module and autograd "
           "bookkeeping.")
 

@@ -23,7 +23,7 @@ from .collectives import Collectives
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
 from .scopes import Scopes
-from .tensors import BATCH, MODES, Hasher, TensorWriter, storage_address
+from .tensors import BATCH, MODES, Hasher, TensorWriter, hash_function, storage_address
 
 try:
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -153,12 +153,13 @@ class Capture:
     set_to_none=True).
 
     Mode "stats" (see tensors.py): at level "aten" the statistics of a tensor met again
-    unchanged are reused (every write to a tensor passes through the dispatch mode or a
-    collective, which forget what they write); the statistics and sha256 of tensors of 64 KiB
-    and more are computed on a thread of the capture's own, those of short tensors 64 at a
-    time; a record is written once its figures are set (at the latest at the step's end),
-    and an op that writes to a tensor whose figures are still pending computes them first. Writes that bypass torch (through .numpy(), a C
-    extension) between two ops of a captured step are not seen.
+    unchanged, or of a view with the same bytes, are reused (every write to a tensor passes
+    through the dispatch mode or a collective, which forget what they write); the
+    statistics and digests of tensors of 64 KiB and more are computed on a thread of the
+    capture's own, those of short tensors 64 at a time; a record is written once its figures
+    are set (at the latest at the step's end), and an op that writes to a tensor whose
+    figures are still pending computes them first. Writes that bypass torch (through
+    .numpy(), a C extension) between two ops of a captured step are not seen.
 
     Manifest steps: steps[i].generators is the generator state at the start of the step
     (before its first op), taken at start() or step(); the entry of the step running when
@@ -169,13 +170,14 @@ class Capture:
     def __init__(self, model, out, ops=None, backward=None, max_bytes=None, timing=False,
                  rank=None, *, level="aten", mode="tensors", optimizer=None, scaler=None,
                  steps=None, every=None, modules=None, save_grads=False,
-                 save_optimizer_state=False):
+                 save_optimizer_state=False, hash="auto"):
         if level not in LEVELS:
             raise ValueError("level must be one of %s, not %r" % (", ".join(LEVELS), level))
         if level == "aten" and TorchDispatchMode is None:
             raise RuntimeError("this torch has no TorchDispatchMode: use level=\"modules\"")
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
+        self.hash = hash_function(hash)[0]
         if every is not None and int(every) < 1:
             raise ValueError("every must be a positive number of steps, not %r" % (every,))
         self.model = model
@@ -225,11 +227,11 @@ class Capture:
         aten_level = self.level == "aten"
         self.hasher = None
         if aten_level and (self.mode == "stats" or self.max_bytes is not None):
-            self.hasher = Hasher()
+            self.hasher = Hasher(hash_function(self.hash)[1])
         self.unwritten = collections.deque()  # (record, the last digest's number)
         self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
                                    reuse=aten_level, hasher=self.hasher,
-                                   batch=self.hasher is not None)
+                                   batch=self.hasher is not None, hash=self.hash)
         self.seq = 0
         self.calls = {}
         self.omitted = collections.Counter()
@@ -263,7 +265,8 @@ class Capture:
         self.doc = manifest(device, rank=self.rank)
         self.doc.update({
             "version": 2, "level": self.level, "rank": self.rank,
-            "world_size": self.world_size, "mode": self.mode, "omitted": {}, "steps": [],
+            "world_size": self.world_size, "mode": self.mode, "hash": self.hash, "omitted": {},
+            "steps": [],
             "capture": {"backward": self.backward, "ops": _listed(self.ops_spec),
                         "modules": _listed(self.modules_spec), "max_bytes": self.max_bytes,
                         "steps": _window(self.window), "every": self.every,

@@ -85,7 +85,10 @@ struct DumpPart {
   /// is taken as "aten", the level version 2 was made for.
   std::string level = "modules";
   std::string mode = "tensors";  ///< "tensors" or "stats"; "tensors" when not recorded
-  int64_t rank = 0;              ///< N of rank<N>/, else the manifest's `rank` (0 when absent)
+  /// The algorithm of the statistics' digests ("xxh3_128", "sha256"); empty when the
+  /// manifest does not say (digests of such dumps are not compared).
+  std::string hash;
+  int64_t rank = 0;  ///< N of rank<N>/, else the manifest's `rank` (0 when absent)
   std::optional<int64_t> world_size;
   std::map<std::string, int64_t> omitted;  ///< ops not recorded, by op, with their counts
   std::optional<int64_t> truncated_at_seq;

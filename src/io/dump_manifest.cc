@@ -102,6 +102,12 @@ Status ReadVersion2(const std::string& path, const Json& manifest, DumpPart* par
     }
     part->mode = mode->get<std::string>();
   }
+  if (const Json* hash = Optional(manifest, "hash")) {
+    if (!hash->is_string() || hash->get<std::string>().empty()) {
+      return Status::Invalid(path, "'hash' is not the name of a digest algorithm (a string)");
+    }
+    part->hash = hash->get<std::string>();
+  }
   if (const Json* rank = Optional(manifest, "rank")) {
     if (!IsCount(*rank)) return Status::Invalid(path, "'rank' is not a non-negative integer");
     if (!part->dir_rank) part->rank = rank->get<int64_t>();

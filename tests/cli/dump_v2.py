@@ -11,10 +11,12 @@ X = np.array([-1.0, 0.5, 2.0, -0.25], np.float32)
 
 
 def write_dump(root, *, rank=0, step1_x=X, generators=None, scaler=None, omitted=None,
-               reverse=False, extra_records=()):
+               reverse=False, extra_records=(), hash_algorithm=None, addmm_out_hash="ab"):
     """Writes a dump at `root`: per step s in (0, 1) `enc.relu` (relu of X, step 1 of
     `step1_x`) and `enc.addmm`. `generators` and `scaler` are per-step lists of the manifest's
-    values; `reverse` writes the records of step 1 first (with their own seqs)."""
+    values; `reverse` writes the records of step 1 first (with their own seqs);
+    `hash_algorithm` is the manifest's "hash" (absent: None) and `addmm_out_hash` the digest
+    of addmm's output (its inputs' is "ab")."""
     os.makedirs(os.path.join(root, "tensors"), exist_ok=True)
     steps = []
     for s in (0, 1):
@@ -27,6 +29,8 @@ def write_dump(root, *, rank=0, step1_x=X, generators=None, scaler=None, omitted
     manifest = {"format": "parity-dump", "version": 2, "level": "aten", "rank": rank,
                 "world_size": 1, "mode": "tensors", "platform": {}, "framework": {},
                 "omitted": omitted or {}, "steps": steps}
+    if hash_algorithm is not None:
+        manifest["hash"] = hash_algorithm
     with open(os.path.join(root, "manifest.json"), "w") as f:
         json.dump(manifest, f)
     by_step = []
@@ -47,7 +51,7 @@ def write_dump(root, *, rank=0, step1_x=X, generators=None, scaler=None, omitted
                  "overload": "default", "pass": "forward", "call": 0,
                  "attrs": {"beta": 1, "alpha": 1},
                  "inputs": [dict(stats, arg="self"), dict(stats, arg="mat1")], "params": {},
-                 "outputs": [stats]}
+                 "outputs": [dict(stats, stats=dict(stats["stats"], hash=addmm_out_hash))]}
         by_step.append([relu, addmm])
     records = by_step[1] + by_step[0] if reverse else by_step[0] + by_step[1]
     records += list(extra_records)

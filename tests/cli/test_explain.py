@@ -265,6 +265,34 @@ class Version2(unittest.TestCase):
             op = next(o for o in json.loads(r.stdout)["ops"] if o["op"] == "bernoulli_")
             self.assertEqual(op["cause"], cause, op["reason"])
 
+    def test_statistics_digests(self):
+        """Statistics-only records: equal statistics with different digests are not
+        identical when both manifests name the same hash algorithm; digests of dumps that
+        do not say their algorithm, or name different ones, are not compared."""
+        def cause(name, hash_a, hash_b):
+            a = dump_v2.write_dump(os.path.join(self.tmp.name, name + "_a"),
+                                   hash_algorithm=hash_a)
+            b = dump_v2.write_dump(os.path.join(self.tmp.name, name + "_b"),
+                                   hash_algorithm=hash_b, addmm_out_hash="cd")
+            r = explain(a, b, "--json", "-")
+            self.assertIn(r.returncode, (0, 1), r.stderr)
+            op = next(o for o in json.loads(r.stdout)["ops"] if o["op"] == "addmm")
+            return op["cause"], op["reason"]
+
+        got, reason = cause("same", "xxh3_128", "xxh3_128")
+        self.assertEqual(got, "within-rounding", reason)
+        self.assertIn("digests differ", reason)
+        self.assertEqual(cause("unnamed", None, None)[0], "identical")
+        self.assertEqual(cause("mixed", "xxh3_128", "sha256")[0], "identical")
+
+    def test_manifest_hash_of_the_wrong_type(self):
+        bad = dump_v2.write_dump(os.path.join(self.tmp.name, "bad_hash"), hash_algorithm=5)
+        r = explain(self.a, bad)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("parity: error:", r.stderr)
+        self.assertIn("manifest.json", r.stderr)
+        self.assertIn("'hash'", r.stderr)
+
     def test_ops_are_matched_by_step(self):
         r = explain(self.a, self.b, "--json", "-")
         self.assertEqual(r.returncode, 0, r.stderr)

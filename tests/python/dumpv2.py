@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Reading parity-dump version 2 directories back with json and numpy, for the dump_v2 tests
 (the parity binary is not used: these tests check what python/parity_dump writes)."""
+import hashlib
 import json
 import os
 import tempfile
 
 import numpy as np
 import torch
+import xxhash
 
 import parity_dump
 import parity_workloads
@@ -29,6 +31,17 @@ def records(dump):
 def manifest(dump):
     with open(os.path.join(dump, "manifest.json")) as f:
         return json.load(f)
+
+
+def digest(raw, algorithm):
+    """The hex digest of a numpy array's bytes by a dump's hash algorithm, from hashlib or
+    python-xxhash (independent of parity_dump)."""
+    data = np.ascontiguousarray(raw).tobytes()
+    if algorithm == "sha256":
+        return hashlib.sha256(data).hexdigest()
+    if algorithm == "xxh3_128":
+        return xxhash.xxh3_128_hexdigest(data)
+    raise AssertionError("unknown hash algorithm %r" % algorithm)
 
 
 def load(dump, entry):

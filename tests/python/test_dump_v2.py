@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 import parity_dump
-from dumpv2 import (bitwise_equal, dispatch_modes, load, manifest, records, tempdir, train)
+from dumpv2 import (bitwise_equal, digest, dispatch_modes, load, manifest, records, tempdir,
+                    train)
 
 
 def mlp():
@@ -98,6 +99,13 @@ class Directories(unittest.TestCase):
         self.assertFalse(any(m._forward_hooks or m._forward_pre_hooks
                              for m in self.model.modules()))
         self.assertEqual(dispatch_modes(), 0)
+
+    def test_unknown_hash_algorithm(self):
+        path = os.path.join(self.tmp.name, "d")
+        with self.assertRaises(ValueError) as cm:
+            parity_dump.capture(self.model, path, mode="stats", hash="md5")
+        self.assertIn("md5", str(cm.exception))
+        self.assertFalse(os.path.exists(path))  # refused before anything was created
 
     def test_non_empty_directory(self):
         path = os.path.join(self.tmp.name, "d")
@@ -301,6 +309,7 @@ class Capturing(unittest.TestCase):
         a, b = records(tensors), records(stats)
         self.assertEqual(len(a), len(b))
         self.assertEqual(manifest(stats)["mode"], "stats")
+        self.assertEqual(manifest(stats)["hash"], "xxh3_128")  # python3-xxhash is installed
         self.assertEqual(os.listdir(os.path.join(stats, "tensors")), [])
         checked = 0
         for ra, rb in zip(a, b):
@@ -309,7 +318,7 @@ class Capturing(unittest.TestCase):
                 self.assertNotIn("file", eb)
                 raw = np.load(os.path.join(tensors, ea["file"]))
                 s = eb["stats"]
-                self.assertEqual(s["hash"], hashlib.sha256(raw.tobytes()).hexdigest())
+                self.assertEqual(s["hash"], digest(raw, manifest(stats)["hash"]))
                 values = load(tensors, ea).astype(np.float64).reshape(-1)
                 finite = values[np.isfinite(values)]
                 self.assertEqual(s["nan"], int(np.isnan(values).sum()))
@@ -339,8 +348,9 @@ class Capturing(unittest.TestCase):
     def test_stats_of_tensors_written_between_ops(self):
         """Statistics of a tensor met again are reused only while nothing wrote to it: an
         in-place op, a write through .data or another view (no version bump on the tensor),
-        an out= argument, an in-place op inside paused(), an in-place fill; for small tensors
-        and for tensors large enough for their digests to be computed on the side."""
+        an out= argument, an in-place op inside paused(), an in-place fill; a view's figures
+        are its base's only while its bytes in C order are the same; for small tensors and
+        for tensors large enough for their digests to be computed on the side."""
         def program(n):
             torch.manual_seed(3)
             x = torch.randn(n)
@@ -360,27 +370,39 @@ class Capturing(unittest.TestCase):
             f = y + 0
             y.detach().zero_()          # through detach()
             g = y.sin()
-            return a, b, c, d, e, f, g
+            y.copy_(x)                  # distinct values again
+            v = y.view(2, -1)           # a view with the same bytes: y's figures
+            h = v * 1
+            y.add_(2)                   # written through its base: the view's figures go
+            i = v * 1
+            w = y.view(-1, 2).t()       # a view with other bytes in C order
+            j = w * 1
+            v.mul_(2)                   # written through the view: the base's figures go
+            k = y * 1
+            return a, b, c, d, e, f, g, h, i, j, k
 
-        entries = {}
-        for mode in ("tensors", "stats"):
-            out = self.path(mode)
-            with parity_dump.capture(None, out, mode=mode):
+        with parity_dump.capture(None, self.path("tensors")):
+            program(64)
+            program(1 << 15)
+        tensors = records(self.path("tensors"))
+        for algorithm in ("xxh3_128", "sha256"):
+            out = self.path(algorithm)
+            with parity_dump.capture(None, out, mode="stats", hash=algorithm):
                 program(64)
                 program(1 << 15)
-            entries[mode] = records(out)
-        tensors, stats = entries["tensors"], entries["stats"]
-        self.assertEqual([r["op"] for r in tensors], [r["op"] for r in stats])
-        checked = 0
-        for ra, rb in zip(tensors, stats):
-            for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
-                raw = np.load(os.path.join(self.path("tensors"), ea["file"]))
-                self.assertEqual(eb["stats"]["hash"], hashlib.sha256(raw.tobytes()).hexdigest(),
-                                 (rb["seq"], rb["op"]))
-                if raw.size:
-                    self.assertEqual(eb["stats"]["max"], float(raw.max()), (rb["seq"], rb["op"]))
-                checked += 1
-        self.assertGreater(checked, 40)
+            self.assertEqual(manifest(out)["hash"], algorithm)
+            stats = records(out)
+            self.assertEqual([r["op"] for r in tensors], [r["op"] for r in stats])
+            checked = 0
+            for ra, rb in zip(tensors, stats):
+                for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
+                    raw = np.load(os.path.join(self.path("tensors"), ea["file"]))
+                    where = (algorithm, rb["seq"], rb["op"])
+                    self.assertEqual(eb["stats"]["hash"], digest(raw, algorithm), where)
+                    if raw.size:
+                        self.assertEqual(eb["stats"]["max"], float(raw.max()), where)
+                    checked += 1
+            self.assertGreater(checked, 60)
 
     def test_max_bytes(self):
         out = self.path("d")
