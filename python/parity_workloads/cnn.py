@@ -45,8 +45,13 @@ def make(size="tiny", seed=0, batch_size=None):
     model = build("cnn", size, seed, lambda: ConvNet(c["channels"], c["classes"]))
     batch = batch_size or c["batch"]
 
+    # Labels a model can learn: the class a fixed linear "teacher" gives the image's mean
+    # colour (its weights from a generator of their own, the same for every seed).
+    teacher = torch.randn(3, c["classes"], generator=torch.Generator().manual_seed(1234))
+
     def make_batch(gen):
         images = torch.randn(batch, 3, c["image"], c["image"], generator=gen)
-        return (images,), torch.randint(0, c["classes"], (batch,), generator=gen)
+        images += torch.randn(batch, 3, 1, 1, generator=gen)  # a colour per image
+        return (images,), (images.mean(dim=(2, 3)) @ teacher).argmax(dim=1)
 
     return Workload("cnn", size, model, loss_fn, make_batch, batch, seed)

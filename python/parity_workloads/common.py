@@ -30,15 +30,27 @@ class Workload:
       model: the torch.nn.Module, in training mode, on the CPU (move it with `to()`).
       loss_fn: loss_fn(model_output, target) -> scalar tensor.
       batch_size: samples per batch.
+      tokens_per_sample: tokens in one sample (sequence models), None where tokens do not
+        apply; throughput runs report tokens/s with it.
+      lr: Adam's learning rate for this workload (make_optimizer's default, the harness's).
+
+    A user's workload is a module with a function `make(size="tiny", seed=0, batch_size=None)`
+    (any name) returning a Workload built from the model, the loss, `make_batch(generator) ->
+    (inputs tuple, target)` (deterministic for the generator: the loaders seed one per
+    batch) and the batch size; `parity bench --suite model --workload MODULE:FUNCTION` and
+    `python3 -m parity_workloads.harness` run it (docs/WORKLOADS.md).
     """
 
-    def __init__(self, name, size, model, loss_fn, make_batch, batch_size, seed):
+    def __init__(self, name, size, model, loss_fn, make_batch, batch_size, seed,
+                 tokens_per_sample=None, lr=1e-3):
         self.name = name
         self.size = size
         self.model = model.train()
         self.loss_fn = loss_fn
         self.batch_size = batch_size
         self.seed = seed
+        self.tokens_per_sample = tokens_per_sample
+        self.lr = lr
         self._make_batch = make_batch
 
     def to(self, device):
@@ -60,9 +72,17 @@ class Workload:
         data = list(self.batches(n, seed))
         return torch.utils.data.DataLoader(data, batch_size=None, shuffle=False)
 
-    def make_optimizer(self, lr=1e-3, foreach=None):
-        """Adam over the model's parameters (foreach=None: torch's default implementation)."""
-        kwargs = {"lr": lr}
+    def loader(self, n, settings=None, seed=None):
+        """A DataLoader making `n` batches on demand, batch i from a generator seeded by
+        (seed, i) (see data.py): the same data for any `settings` (num_workers, pin_memory,
+        prefetch_factor, persistent_workers)."""
+        from .data import make_loader
+        return make_loader(self._make_batch, n, self.seed if seed is None else seed, settings)
+
+    def make_optimizer(self, lr=None, foreach=None):
+        """Adam over the model's parameters at `lr` (default: the workload's), foreach=None:
+        torch's default implementation."""
+        kwargs = {"lr": self.lr if lr is None else lr}
         if foreach is not None:
             kwargs["foreach"] = foreach
         return torch.optim.Adam(self.model.parameters(), **kwargs)

@@ -69,6 +69,7 @@ def make(size="tiny", seed=0, batch_size=None):
                                                         c["dim"], c["bottom"], c["top"]))
     batch = batch_size or c["batch"]
     total = batch * c["ids"]
+    teacher = torch.randn(c["dense"], 1, generator=torch.Generator().manual_seed(1234))
 
     def make_batch(gen):
         dense = torch.randn(batch, c["dense"], generator=gen)
@@ -78,7 +79,9 @@ def make(size="tiny", seed=0, batch_size=None):
         edges = torch.cat([torch.zeros(c["tables"], 1, dtype=torch.long), cuts,
                            torch.full((c["tables"], 1), total, dtype=torch.long)], dim=1)
         lengths = edges[:, 1:] - edges[:, :-1]
-        target = torch.randint(0, 2, (batch, 1), generator=gen).to(torch.float32)
+        # Clicks a model can learn: a fixed linear "teacher" of the dense features.
+        target = (dense @ teacher > 0).to(torch.float32)
         return (dense, ids, lengths), target
 
-    return Workload("recsys", size, model, loss_fn, make_batch, batch, seed)
+    # DLRM trains at high learning rates (MLPerf's reference: SGD at lr 24 with warm-up).
+    return Workload("recsys", size, model, loss_fn, make_batch, batch, seed, lr=1e-2)

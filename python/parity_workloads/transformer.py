@@ -55,8 +55,15 @@ def make(size="tiny", seed=0, batch_size=None):
         c["vocab"], c["dim"], c["heads"], c["ff"], c["layers"], c["hidden"], c["seq"]))
     batch = batch_size or c["batch"]
 
+    # Text a model can learn: Zipf-distributed tokens, every second one the fixed successor
+    # (7 t + 3 mod vocab) of the token before it.
+    zipf = 1.0 / torch.arange(1, c["vocab"] + 1, dtype=torch.float64)
+
     def make_batch(gen):
-        tokens = torch.randint(0, c["vocab"], (batch, c["seq"] + 1), generator=gen)
+        n = c["seq"] + 1
+        tokens = torch.multinomial(zipf.expand(batch, -1), n, replacement=True, generator=gen)
+        tokens[:, 1::2] = (tokens[:, 0::2][:, :n // 2] * 7 + 3) % c["vocab"]
         return (tokens[:, :-1].contiguous(),), tokens[:, 1:].contiguous()
 
-    return Workload("transformer", size, model, loss_fn, make_batch, batch, seed)
+    return Workload("transformer", size, model, loss_fn, make_batch, batch, seed,
+                    tokens_per_sample=c["seq"])

@@ -3,7 +3,9 @@
 // benchmark suites on a backend, and noise-aware ratios between two platforms' results.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,9 +20,146 @@
 #include "cli/gemm_dump.h"
 #include "core/exit_code.h"
 #include "env/fingerprint.h"
+#include "workload/model_run.h"
+#include "workload/python_env.h"
 
 namespace parity::cli {
 namespace {
+
+/// The flags of `--suite model`.
+struct ModelFlags {
+  std::string workloads;
+  std::string python;
+  std::string size = "small";
+  int steps = 20;
+  int warmup = 3;
+  std::vector<std::string> settings;  ///< KEY=VALUE
+  std::string curves;
+  double timeout = 0.0;
+};
+
+void AddModelFlags(CLI::App& app, ModelFlags* f) {
+  app.add_option("--workload", f->workloads,
+                 "--suite model: comma-separated workloads, each a reference workload (recsys, "
+                 "transformer, cnn; the default is all three) or MODULE:FUNCTION returning a "
+                 "parity_workloads.Workload (docs/WORKLOADS.md)")
+      ->option_text("W[,W...]");
+  app.add_option("--python", f->python,
+                 "--suite model: the interpreter (default $PARITY_PYTHON, else the first python3 "
+                 "on PATH that imports torch, else /usr/bin/python3)")
+      ->option_text("PY");
+  app.add_option("--size", f->size, "--suite model: tiny, small or base (default small)")
+      ->check(CLI::IsMember({"tiny", "small", "base"}))
+      ->option_text("S");
+  app.add_option("--steps", f->steps, "--suite model: timed training steps (default 20)")
+      ->check(CLI::Range(1, 1000000))
+      ->option_text("N");
+  app.add_option("--warmup", f->warmup,
+                 "--suite model: steps run first and left out of the timing (default 3)")
+      ->check(CLI::Range(0, 1000000))
+      ->option_text("N");
+  app.add_option("--set", f->settings,
+                 "--suite model: a training setting, KEY=VALUE, repeatable: batch_size, "
+                 "num_workers, pin_memory, prefetch_factor, persistent_workers, threads, "
+                 "channels_last, amp (none, bf16, fp16)")
+      ->option_text("KEY=VALUE");
+  app.add_option("--curves", f->curves,
+                 "--suite model: write each run's per-step losses to DIR/<workload>.csv "
+                 "(step,value) for 'parity quality curve'")
+      ->option_text("DIR");
+  app.add_option("--timeout", f->timeout,
+                 "--suite model: seconds one workload run may take (default: no limit)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("S");
+}
+
+/// Parses "KEY=VALUE" settings into knob values (numbers, true/false, strings as the knob's
+/// type wants).
+Result<Json> ParseSettings(const std::vector<std::string>& items) {
+  Json out = Json::object();
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("", fmt::format("--set '{}': expected KEY=VALUE", item));
+    }
+    const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+    const workload::Knob* knob = workload::FindKnob(key);
+    if (knob == nullptr) {
+      std::string names;
+      for (const workload::Knob& k : workload::Knobs()) {
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", k.name);
+      }
+      return Status::Invalid(
+          "", fmt::format("--set: unknown setting '{}' (the settings: {})", key, names));
+    }
+    Json value = text;
+    if (knob->type == workload::Knob::Type::kBool) {
+      if (text == "true" || text == "1") value = true;
+      if (text == "false" || text == "0") value = false;
+    } else if (knob->type == workload::Knob::Type::kInt) {
+      Json parsed = Json::parse(text, nullptr, false);
+      if (!parsed.is_discarded()) value = parsed;
+    }
+    if (std::string problem = workload::CheckKnobValue(*knob, value); !problem.empty()) {
+      return Status::Invalid("", fmt::format("--set: {}", problem));
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+int RunModel(const std::string& backend, int device, int repeat, const ModelFlags& flags,
+             const CommonOptions& common) {
+  workload::ModelSuiteOptions options;
+  Result<Json> settings = ParseSettings(flags.settings);
+  if (!settings.ok()) return Fail(settings.status());
+  options.run.settings = *settings;
+  if (common.threads > 0 && !options.run.settings.contains("threads")) {
+    options.run.settings["threads"] = common.threads;
+  }
+  if (backend != "cpu" && backend != "cuda" && backend != "hip") {
+    return Fail(Status::Invalid("", fmt::format("--backend '{}': the model suite runs on cpu, "
+                                                "cuda or hip (torch's cuda device)",
+                                                backend)));
+  }
+  options.run.device = backend == "cpu" ? "cpu" : fmt::format("cuda:{}", device);
+  options.run.size = flags.size;
+  options.run.steps = flags.steps;
+  options.run.warmup = flags.warmup;
+  if (flags.timeout > 0) options.run.timeout = flags.timeout;
+  Result<std::string> python = workload::FindPython(flags.python);
+  if (!python.ok()) return Fail(python.status());
+  options.run.python = *python;
+  std::size_t start = 0;
+  while (start < flags.workloads.size()) {
+    const std::size_t comma = flags.workloads.find(',', start);
+    std::string item = flags.workloads.substr(start, comma - start);
+    if (!item.empty()) options.workloads.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  options.repeat = repeat;
+  options.backend = backend;
+  options.platform = env::Fingerprint();
+  if (!flags.curves.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.curves, ec);
+    if (ec) {
+      return Fail(Status::Invalid(flags.curves, fmt::format("cannot make it: {}", ec.message())));
+    }
+    options.curves_dir = flags.curves;
+  }
+  if (!common.quiet) {
+    options.progress = [](std::string_view line) {
+      std::fprintf(stderr, "parity bench: %.*s\n", static_cast<int>(line.size()), line.data());
+    };
+  }
+  Result<bench::BenchRun> run = workload::RunModelSuite(options);
+  if (!run.ok()) return Fail(run.status());
+  if (common.human()) std::fputs(bench::BenchText(*run).c_str(), stdout);
+  if (Status s = WriteJsonOutput(common, run->document); !s.ok()) return Fail(s);
+  return run->invalid > 0 ? kExitCheckFailed : kExitOk;
+}
 
 int RunSuites(int argc, char** argv) {
   CommonOptions common;
@@ -37,7 +176,8 @@ int RunSuites(int argc, char** argv) {
       "its spread: stream (BabelStream's kernels), gemm, transfer, rng, latency ('parity bench "
       "list' describes each); peer (copies between every pair of the backend's devices, asked "
       "for by name); under mpirun, collective (nccl-tests' collectives, checked) and "
-      "interconnect (point-to-point matrix between ranks). A result whose output is wrong is "
+      "interconnect (point-to-point matrix between ranks); model (training throughput of "
+      "PyTorch workloads: --workload, run alone). A result whose output is wrong is "
       "INVALID and the run exits 1; "
       "the JSON (format parity-bench v1) is written in every case. Other forms: 'parity bench "
       "list', 'parity bench compare BASE.json CAND.json'.",
@@ -83,6 +223,8 @@ int RunSuites(int argc, char** argv) {
                   "'parity compare' or 'parity explain' against another backend's")
       ->option_text("DIR");
   AddRankSuiteFlags(*app, &rank_flags);
+  ModelFlags model_flags;
+  AddModelFlags(*app, &model_flags);
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   auto split = [](const std::string& list) {
     std::vector<std::string> out;
@@ -97,6 +239,30 @@ int RunSuites(int argc, char** argv) {
     return out;
   };
   options.suites = split(suites);
+  const bool model =
+      std::find(options.suites.begin(), options.suites.end(), "model") != options.suites.end();
+  const bool model_flags_given = !model_flags.workloads.empty() || !model_flags.python.empty() ||
+                                 !model_flags.settings.empty() || !model_flags.curves.empty() ||
+                                 app->count("--steps") + app->count("--warmup") +
+                                         app->count("--size") + app->count("--timeout") >
+                                     0;
+  if (model) {
+    if (options.suites.size() != 1) {
+      return Fail(Status::Invalid(
+          "", "--suite: model runs PyTorch workloads; run it apart from the other suites"));
+    }
+    if (!gemm_dump.empty() || n > 0 || !dtypes.empty() || reps > 0) {
+      return Fail(Status::Invalid("",
+                                  "--gemm-dump, --n, --reps and --dtype are not for --suite "
+                                  "model (--steps, --warmup, --set are)"));
+    }
+    return RunModel(options.backend, options.device, options.repeat, model_flags, common);
+  }
+  if (model_flags_given) {
+    return Fail(Status::Invalid("",
+                                "--workload, --python, --size, --steps, --warmup, --set, "
+                                "--curves and --timeout are for --suite model"));
+  }
   int rank_suites = 0;
   for (const std::string& suite : options.suites) rank_suites += IsRankSuite(suite) ? 1 : 0;
   if (rank_suites > 0) {
@@ -184,7 +350,14 @@ int RunList(int argc, char** argv) {
       {"interconnect",
        "under mpirun: for every ordered pair of ranks, one-way and bidirectional bandwidth of "
        "--max-bytes messages (default 64 MiB, GB/s) and latency (half the round trip of 8 B, "
-       "us); every message checked"}};
+       "us); every message checked"},
+      {"model",
+       "training throughput of PyTorch workloads (python/parity_workloads' harness, run by "
+       "--python): recsys (DLRM-shaped), transformer, cnn, or MODULE:FUNCTION; forward, "
+       "backward and Adam step on a real DataLoader, --warmup steps left out, the device "
+       "synchronised; model.<workload>.train in samples/s per step, tokens/s, step-time "
+       "percentiles, data-wait share, peak memory and every step's loss; invalid when a loss "
+       "is not finite"}};
   for (const auto& [name, description] : rank_suites) {
     list.push_back({{"name", name}, {"description", description}});
     text += fmt::format("{}\n  {}\n\n", name, description);
