@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 18> kCommands = {{
+constexpr std::array<Command, 19> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -28,8 +28,10 @@ constexpr std::array<Command, 18> kCommands = {{
      RunQuality},
     {"rng", "cuRAND's Philox streams, PyTorch's RNG layout per element, random tensors compared",
      RunRng},
-    {"bench", "validated benchmark suites (stream, gemm, transfer, rng, latency); bench compare",
+    {"bench", "validated benchmark suites (stream, gemm, transfer, rng, latency, model); compare",
      RunBench},
+    {"tune", "the training settings that make a workload fast without changing its losses",
+     RunTune},
     {"devices", "backends built in and plugins found, their devices, why any is unavailable",
      RunDevices},
     {"env", "the platform fingerprint (host, GPUs, libraries, settings); env diff A B", RunEnv},

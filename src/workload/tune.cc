@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workload/tune.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "bench/stats.h"
+#include "core/file_util.h"
+#include "core/text_table.h"
+#include "quality/curve.h"
+
+namespace parity::workload {
+namespace {
+
+constexpr double kConfidence = 0.95;
+constexpr int kResamples = 4000;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<int> Rungs(int min_steps, int max_steps, int eta) {
+  std::vector<int> out;
+  for (double s = min_steps; s < max_steps; s *= eta) out.push_back(static_cast<int>(s));
+  out.push_back(max_steps);
+  return out;
+}
+
+std::string LossCsv(const Json& losses) {
+  std::string csv = "step,value\n";
+  int step = 0;
+  for (const Json& loss : losses) {
+    csv += fmt::format("{},{}\n", step++,
+                       loss.is_number() ? fmt::format("{:.9g}", loss.get<double>()) : "nan");
+  }
+  return csv;
+}
+
+class Search {
+ public:
+  Search(const TuneOptions& options, TuneReport* report)
+      : options_(options), report_(report), start_(Now()) {}
+
+  double Elapsed() const { return Now() - start_; }
+
+  /// Whether a run of `config` for `steps` steps fits the budget (the first trial always
+  /// does): its own last trial scaled by steps, else the mean of this rung's trials so far.
+  bool Fits(std::size_t config, int steps) const {
+    if (report_->trials.empty()) return true;
+    double estimate = 0.0;
+    for (auto it = report_->trials.rbegin(); it != report_->trials.rend(); ++it) {
+      if (it->config == config && it->status != "not-run" && it->steps > 0) {
+        estimate = it->seconds * (options_.run.warmup + steps) /
+                   std::max(1, options_.run.warmup + it->steps);
+        break;
+      }
+    }
+    if (estimate == 0.0) {
+      double total = 0.0;
+      int n = 0;
+      for (const TuneTrial& t : report_->trials) {
+        if (t.status != "not-run") {
+          total += t.seconds * (options_.run.warmup + steps) /
+                   std::max(1, options_.run.warmup + t.steps);
+          ++n;
+        }
+      }
+      if (n > 0) estimate = total / n;
+    }
+    return Elapsed() + estimate <= options_.budget_s;
+  }
+
+  /// Runs one trial; the Status only for bad input or an interpreter that can't start.
+  Result<TuneTrial*> Run(std::size_t config, int rung, int steps, uint64_t seed, bool envelope) {
+    TuneTrial t;
+    t.id = static_cast<int>(report_->trials.size());
+    t.config = config;
+    t.rung = rung;
+    t.steps = steps;
+    t.seed = seed;
+    t.envelope = envelope;
+    ModelRunOptions o = options_.run;
+    const TuneConfig& c = report_->configs[config];
+    o.steps = steps;
+    o.seed = seed;
+    o.settings = c.knobs;
+    o.env = c.env;
+    Result<ModelRunOutcome> outcome = RunModel(o);
+    if (!outcome.ok()) {
+      // A setting the harness refuses (prefetch_factor without workers): that configuration
+      // fails; the workload itself being refused (the default) ends the search.
+      if (outcome.status().code() != StatusCode::kInvalidInput || c.is_default()) {
+        return outcome.status();
+      }
+      t.status = "failed";
+      t.error = outcome.status().message();
+    } else if (!outcome->failure.empty()) {
+      t.status = "failed";
+      t.error = outcome->failure;
+      t.seconds = outcome->seconds;
+    } else {
+      t.status = "ok";
+      t.seconds = outcome->seconds;
+      const bench::BenchResult r = ModelResult(outcome->report);
+      t.samples = r.samples;
+      t.losses = outcome->report["losses"];
+      if (r.outcome == bench::Outcome::kInvalid) {
+        t.status = "failed";
+        t.error = r.reason;
+      } else if (!t.samples.empty()) {
+        t.rate = bench::Median(t.samples);
+      }
+    }
+    report_->trials.push_back(std::move(t));
+    TuneTrial* trial = &report_->trials.back();
+    if (options_.progress) {
+      options_.progress(
+          fmt::format("[{}] rung {}/{} ({} steps{}) {}: {} ({:.1f} s; {:.0f} of {:.0f} s)",
+                      trial->id + 1, rung + 1, report_->rung_steps.size(), steps,
+                      envelope ? fmt::format(", seed {}", seed) : "", c.Label(),
+                      trial->rate ? fmt::format("{:.4g} samples/s", *trial->rate) : trial->error,
+                      trial->seconds, Elapsed(), options_.budget_s));
+    }
+    return trial;
+  }
+
+  void NotRun(std::size_t config, int rung, int steps) {
+    TuneTrial t;
+    t.id = static_cast<int>(report_->trials.size());
+    t.config = config;
+    t.rung = rung;
+    t.steps = steps;
+    t.status = "not-run";
+    t.error = "the budget ran out";
+    report_->trials.push_back(std::move(t));
+  }
+
+ private:
+  const TuneOptions& options_;
+  TuneReport* report_;
+  double start_;
+};
+
+// Whether each configuration's losses at the final rung stay inside the default's seed
+// envelope: `parity quality curve`'s judgement (RunCurve) on the same CSV files it reads.
+Status CheckLosses(const TuneOptions& options, const std::vector<const TuneTrial*>& envelope,
+                   const std::vector<TuneTrial*>& candidates, TuneReport* report) {
+  std::error_code ec;
+  std::string dir = (std::filesystem::temp_directory_path(ec) / "parity-tune-XXXXXX").string();
+  if (::mkdtemp(dir.data()) == nullptr) return Status::Unavailable("cannot make a directory");
+  std::vector<std::string> a;
+  for (const TuneTrial* t : envelope) {
+    a.push_back(fmt::format("{}/default.seed{}.csv", dir, t->seed));
+    PARITY_RETURN_IF_ERROR(WriteTextFile(a.back(), LossCsv(t->losses)));
+  }
+  for (TuneTrial* t : candidates) {
+    CurveOptions curve;
+    curve.a = a;
+    curve.b = {fmt::format("{}/trial{}.csv", dir, t->id)};
+    curve.patience = options.patience;
+    PARITY_RETURN_IF_ERROR(WriteTextFile(curve.b.front(), LossCsv(t->losses)));
+    Result<CurveReport> judged = RunCurve(curve);
+    if (!judged.ok()) {
+      std::filesystem::remove_all(dir, ec);
+      return judged.status();
+    }
+    t->inside = !judged->first_departure.has_value();
+    t->departure = judged->first_departure;
+    report->inside[t->config] = t->inside;
+    report->departure[t->config] = t->departure;
+  }
+  std::filesystem::remove_all(dir, ec);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TuneReport> RunTune(const TuneOptions& options) {
+  TuneReport report;
+  report.workload = options.run.workload;
+  report.budget_s = options.budget_s;
+  report.configs = Configurations(options.space);
+  report.space_size = report.configs.size();
+  report.rung_steps = Rungs(options.min_steps, options.max_steps, options.eta);
+  report.inside.assign(report.configs.size(), std::nullopt);
+  report.departure.assign(report.configs.size(), std::nullopt);
+  Search search(options, &report);
+
+  // The default's first trial tells what a trial costs here; the space is sampled down to
+  // what the budget holds: n configurations cost about n * t0 * the rungs' step ratios over
+  // the halving, plus the envelope's runs at every rung.
+  PARITY_ASSIGN_OR_RETURN(TuneTrial * first,
+                          search.Run(0, 0, report.rung_steps.front(), options.run.seed, false));
+  // (1.5 x: trials of other settings start and run slower than the default's first.)
+  const double t0 = 1.5 * std::max(first->seconds, 0.01);
+  auto scale = [&](int steps) {
+    return static_cast<double>(options.run.warmup + steps) /
+           (options.run.warmup + report.rung_steps.front());
+  };
+  auto cost = [&](std::size_t n) {
+    double total = 0.0;
+    double alive = static_cast<double>(n);
+    for (int steps : report.rung_steps) {
+      total += (alive + options.seeds - 1) * t0 * scale(steps);
+      alive = std::ceil(alive / options.eta) + 1;  // the fastest 1/eta and the default
+    }
+    return total;
+  };
+  std::size_t n = std::min<std::size_t>(report.configs.size(),
+                                        static_cast<std::size_t>(std::max(1, options.max_configs)));
+  while (n > 2 && cost(n) > options.budget_s) --n;
+  if (n < report.configs.size()) {
+    std::vector<TuneConfig> rest(report.configs.begin() + 1, report.configs.end());
+    std::mt19937_64 gen(options.sample_seed);
+    std::shuffle(rest.begin(), rest.end(), gen);
+    rest.resize(n - 1);
+    report.configs.resize(1);
+    report.configs.insert(report.configs.end(), rest.begin(), rest.end());
+    report.inside.assign(report.configs.size(), std::nullopt);
+    report.departure.assign(report.configs.size(), std::nullopt);
+  }
+
+  std::vector<std::size_t> alive(report.configs.size());
+  for (std::size_t i = 0; i < alive.size(); ++i) alive[i] = i;
+  std::map<std::size_t, std::size_t> final_trials;  // config -> trial index, final rung
+  auto trial = [&](std::size_t config) -> const TuneTrial& {
+    return report.trials[final_trials.at(config)];
+  };
+  for (int rung = 0; rung < static_cast<int>(report.rung_steps.size()); ++rung) {
+    const int steps = report.rung_steps[static_cast<std::size_t>(rung)];
+    std::map<std::size_t, std::size_t> done;
+    bool complete = true;
+    for (std::size_t config : alive) {
+      if (rung == 0 && config == 0) {  // ran above
+        done[0] = 0;
+        continue;
+      }
+      if (report.stopped_by_budget || !search.Fits(config, steps)) {
+        report.stopped_by_budget = true;
+        search.NotRun(config, rung, steps);
+        complete = false;
+        continue;
+      }
+      PARITY_ASSIGN_OR_RETURN(TuneTrial * t,
+                              search.Run(config, rung, steps, options.run.seed, false));
+      done[config] = static_cast<std::size_t>(t->id);
+    }
+    if (!complete) break;
+    if (!report.trials[done.at(0)].rate) {
+      report.note =
+          "the default configuration failed: there is nothing to measure a speed-up against";
+      break;
+    }
+    // The default's seed envelope at this rung's steps: configurations whose losses leave it
+    // are flagged, and neither promoted nor recommended.
+    std::vector<std::size_t> envelope_ids = {done.at(0)};
+    for (int seed = 1; seed < options.seeds; ++seed) {
+      if (report.stopped_by_budget || !search.Fits(0, steps)) {
+        report.stopped_by_budget = true;
+        complete = false;
+        break;
+      }
+      PARITY_ASSIGN_OR_RETURN(TuneTrial * t,
+                              search.Run(0, rung, steps, options.run.seed + seed, true));
+      if (t->status == "ok") envelope_ids.push_back(static_cast<std::size_t>(t->id));
+    }
+    if (!complete) break;
+    if (envelope_ids.size() < 2) {
+      report.note =
+          "the default's runs with other seeds failed: no envelope to check losses "
+          "against, so nothing is recommended";
+      break;
+    }
+    std::vector<const TuneTrial*> envelope;
+    std::vector<TuneTrial*> candidates;
+    for (std::size_t id : envelope_ids) envelope.push_back(&report.trials[id]);
+    for (const auto& [config, index] : done) {
+      if (report.trials[index].rate) candidates.push_back(&report.trials[index]);
+    }
+    PARITY_RETURN_IF_ERROR(CheckLosses(options, envelope, candidates, &report));
+    report.final_rung = rung;
+    final_trials = done;
+    // Keep the fastest 1/eta of those that ran with their losses inside, and the default.
+    std::vector<std::size_t> ranked;
+    for (const auto& [config, index] : final_trials) {
+      if (report.trials[index].rate && report.inside[config] == true) ranked.push_back(config);
+    }
+    std::sort(ranked.begin(), ranked.end(),
+              [&](std::size_t x, std::size_t y) { return *trial(x).rate > *trial(y).rate; });
+    const std::size_t keep =
+        std::max<std::size_t>(1, (ranked.size() + static_cast<std::size_t>(options.eta) - 1) /
+                                     static_cast<std::size_t>(options.eta));
+    ranked.resize(std::min(ranked.size(), keep));
+    if (std::find(ranked.begin(), ranked.end(), 0) == ranked.end()) ranked.push_back(0);
+    std::sort(ranked.begin(), ranked.end());
+    alive = ranked;
+  }
+  if (report.final_rung < 0) {
+    if (report.note.empty()) report.note = "no rung finished within the budget";
+  } else {
+    for (const auto& [config, index] : final_trials) {
+      const TuneTrial& t = report.trials[index];
+      if (!t.rate || report.inside[config] != true) continue;
+      if (!report.best || *t.rate > *trial(*report.best).rate) report.best = config;
+    }
+    if (!report.best) {
+      report.note = "every configuration's losses leave the default's seed envelope";
+    } else {
+      const TuneTrial& def = trial(0);
+      const TuneTrial& best = trial(*report.best);
+      report.speedup = *best.rate / *def.rate;
+      const bench::Interval ci =
+          bench::BootstrapMedianRatio(def.samples, best.samples, kConfidence, kResamples, 7);
+      report.low = ci.low;
+      report.high = ci.high;
+    }
+  }
+  report.elapsed_s = search.Elapsed();
+  return report;
+}
+
+Json TuneJson(const TuneReport& r) {
+  Json doc = Document("parity-tune", 1);
+  doc["workload"] = r.workload;
+  doc["space_size"] = r.space_size;
+  doc["configs_tried"] = r.configs.size();
+  doc["rung_steps"] = r.rung_steps;
+  doc["final_rung"] = r.final_rung;
+  doc["budget_s"] = r.budget_s;
+  doc["elapsed_s"] = r.elapsed_s;
+  doc["stopped_by_budget"] = r.stopped_by_budget;
+  auto final_rate = [&](std::size_t config) -> Json {
+    for (const TuneTrial& t : r.trials) {
+      if (t.config == config && t.rung == r.final_rung && !t.envelope && t.rate) return *t.rate;
+    }
+    return nullptr;
+  };
+  auto config_json = [&](std::size_t config) {
+    Json c = r.configs[config].ToJson();
+    c["label"] = r.configs[config].Label();
+    c["samples_per_s"] = final_rate(config);
+    if (r.inside[config]) c["loss_inside_envelope"] = *r.inside[config];
+    if (r.departure[config]) c["loss_departs_at_step"] = *r.departure[config];
+    return c;
+  };
+  doc["default"] = config_json(0);
+  doc["best"] = r.best ? config_json(*r.best) : Json(nullptr);
+  if (r.speedup) {
+    doc["speedup"] = {{"ratio", *r.speedup},
+                      {"low", *r.low},
+                      {"high", *r.high},
+                      {"confidence", kConfidence},
+                      {"method", "percentile bootstrap of the median step's samples/s ratio"}};
+  } else {
+    doc["speedup"] = nullptr;
+  }
+  if (!r.note.empty()) doc["note"] = r.note;
+  Json trials = Json::array();
+  for (const TuneTrial& t : r.trials) {
+    Json j = {{"id", t.id},
+              {"config", r.configs[t.config].ToJson()},
+              {"label", r.configs[t.config].Label()},
+              {"rung", t.rung},
+              {"steps", t.steps},
+              {"seed", t.seed},
+              {"status", t.status},
+              {"seconds", t.seconds},
+              {"envelope", t.envelope}};
+    j["samples_per_s"] = t.rate ? Json(*t.rate) : Json(nullptr);
+    if (!t.error.empty()) j["error"] = t.error;
+    if (t.inside) {
+      j["loss_check"] = {{"inside_envelope", *t.inside},
+                         {"departs_at_step", t.departure ? Json(*t.departure) : Json(nullptr)}};
+    }
+    trials.push_back(std::move(j));
+  }
+  doc["trials"] = std::move(trials);
+  return doc;
+}
+
+std::string TuneText(const TuneReport& r) {
+  std::string text = fmt::format(
+      "parity tune {}: {} configurations tried of {} in the space, {} trials, rungs of {} "
+      "steps; {:.0f} s of a {:.0f} s budget{}\n\n",
+      r.workload, r.configs.size(), r.space_size, r.trials.size(), fmt::join(r.rung_steps, "/"),
+      r.elapsed_s, r.budget_s, r.stopped_by_budget ? " (stopped by the budget)" : "");
+  if (r.final_rung >= 0) {
+    Table table({"configuration", "samples/s", "x default", "losses", "status"},
+                {false, true, true, false, false});
+    std::vector<const TuneTrial*> rows;
+    for (const TuneTrial& t : r.trials) {
+      if (t.rung == r.final_rung && !t.envelope && t.status != "not-run") rows.push_back(&t);
+    }
+    std::sort(rows.begin(), rows.end(), [](const TuneTrial* a, const TuneTrial* b) {
+      return a->rate.value_or(-1.0) > b->rate.value_or(-1.0);
+    });
+    double base = 0.0;
+    for (const TuneTrial* t : rows) {
+      if (t->config == 0 && t->rate) base = *t->rate;
+    }
+    for (const TuneTrial* t : rows) {
+      std::string losses = "-";
+      if (r.inside[t->config]) {
+        losses = *r.inside[t->config]
+                     ? "inside"
+                     : fmt::format("leave at step {:g}", r.departure[t->config].value_or(0.0));
+      }
+      table.AddRow({r.configs[t->config].Label(), t->rate ? fmt::format("{:.4g}", *t->rate) : "-",
+                    t->rate && base > 0 ? fmt::format("{:.3f}", *t->rate / base) : "-", losses,
+                    t->status == "ok" ? (r.best == t->config ? "best" : "ok")
+                                      : t->status + ": " + t->error});
+    }
+    text += fmt::format("final rung ({} steps):\n",
+                        r.rung_steps[static_cast<std::size_t>(r.final_rung)]);
+    text += table.Render() + "\n";
+  }
+  if (r.best && r.speedup) {
+    text += fmt::format("best: {} at {:.3f}x the default [{:.3f}, {:.3f}] (95% bootstrap)\n",
+                        r.configs[*r.best].Label(), *r.speedup, *r.low, *r.high);
+  } else {
+    text += fmt::format("no recommendation: {}\n", r.note);
+  }
+  return text;
+}
+
+std::string TunePlanVars(const TuneReport& r) {
+  std::string out = fmt::format("# parity tune {}: the best configuration", r.workload);
+  if (r.speedup)
+    out += fmt::format(" ({:.3f}x the default [{:.3f}, {:.3f}])", *r.speedup, *r.low, *r.high);
+  out += "\nvars:\n";
+  if (!r.best) return out + "  {}\n";
+  const TuneConfig& c = r.configs[*r.best];
+  for (const auto& [key, value] : c.knobs.items()) {
+    out += fmt::format("  {}: \"{}\"\n", key,
+                       value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  for (const auto& [key, value] : c.env) out += fmt::format("  env_{}: \"{}\"\n", key, value);
+  if (c.is_default()) out += "  {}\n";
+  return out;
+}
+
+}  // namespace parity::workload

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: Apache-2.0
+"""parity tune end to end on a fake workload whose speed is a known function of its settings
+(the step sleeps): the planted best configuration is found, a faster configuration that
+changes the loss is flagged and never recommended, the JSON and plan vars, and bad space
+files refused with file, line and knob."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+BIN = os.environ["PARITY_BIN"]
+
+# Per-sample time (ms) by (batch_size, OMP_NUM_THREADS): batch 32 with "2" is the planted best
+# (1 ms a sample against 3 ms); OMP_NUM_THREADS=3 is faster still (0.5 ms) but multiplies the
+# loss by 10, so it must be flagged. The harness's torch thread count is left alone: the
+# variable is only read here.
+FAKE = '''
+import os
+import time
+import torch
+import parity_workloads
+
+class Slow(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        batch = x.shape[0]
+        omp = os.environ.get("OMP_NUM_THREADS", "")
+        per_sample = 0.5e-3 if omp == "3" else 1e-3 if (batch == 32 and omp == "2") else 3e-3
+        time.sleep(batch * per_sample)
+        return self.fc(x)
+
+def make(size="tiny", seed=0, batch_size=None):
+    torch.manual_seed(seed)
+    model = Slow()
+    batch = batch_size or 8
+    scale = 10.0 if os.environ.get("OMP_NUM_THREADS") == "3" else 1.0
+
+    def make_batch(gen):
+        x = torch.randn(batch, 4, generator=gen)
+        return (x,), x.sum(dim=1, keepdim=True)
+
+    def loss(out, target):
+        return torch.nn.functional.mse_loss(out, target) * scale
+
+    return parity_workloads.Workload("fake", size, model, loss, make_batch, batch, seed)
+'''
+
+SPACE = """\
+knobs:
+  batch_size: [default, 16, 32]
+env:
+  OMP_NUM_THREADS: [default, "2", "3"]
+"""
+
+
+def parity(*args, env=None):
+    return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=900,
+                          env=env)
+
+
+class Tune(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        with open(os.path.join(cls.tmp.name, "fake_speed.py"), "w") as f:
+            f.write(textwrap.dedent(FAKE))
+        cls.space = os.path.join(cls.tmp.name, "space.yaml")
+        with open(cls.space, "w") as f:
+            f.write(SPACE)
+        cls.env = dict(os.environ, PYTHONPATH=cls.tmp.name)
+        cls.json = os.path.join(cls.tmp.name, "tune.json")
+        cls.vars = os.path.join(cls.tmp.name, "vars.yaml")
+        cls.ran = parity("tune", "fake_speed:make", "--space", cls.space, "--budget", "5m",
+                         "--warmup", "1", "--min-steps", "3", "--max-steps", "9",
+                         "--json", cls.json, "--vars", cls.vars, "--python", sys.executable,
+                         env=cls.env)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_finds_the_planted_best(self):
+        self.assertEqual(self.ran.returncode, 0, self.ran.stderr)
+        with open(self.json) as f:
+            doc = json.load(f)
+        self.assertEqual((doc["format"], doc["version"]), ("parity-tune", 1))
+        self.assertEqual(doc["space_size"], 9)
+        self.assertEqual(doc["rung_steps"], [3, 9])
+        self.assertEqual(doc["final_rung"], 1)
+        best = doc["best"]
+        self.assertEqual((best["knobs"], best["env"]),
+                         ({"batch_size": 32}, {"OMP_NUM_THREADS": "2"}), doc)
+        # 3 ms against 1 ms a sample: the default runs at a third of the best's speed.
+        self.assertAlmostEqual(doc["speedup"]["ratio"], 3.0, delta=0.45)
+        self.assertLessEqual(doc["speedup"]["low"], doc["speedup"]["ratio"])
+        self.assertGreaterEqual(doc["speedup"]["high"], doc["speedup"]["ratio"])
+        self.assertEqual(doc["default"]["label"], "default")
+        self.assertIn("best: batch_size=32 OMP_NUM_THREADS=2", self.ran.stdout)
+
+    def test_a_configuration_that_changes_the_loss_is_flagged(self):
+        with open(self.json) as f:
+            doc = json.load(f)
+        flagged = [t for t in doc["trials"] if t["config"]["env"].get("OMP_NUM_THREADS") == "3"]
+        self.assertEqual(len(flagged), 3)  # tried at the first rung, all three batch sizes
+        for t in flagged:
+            self.assertEqual(t["rung"], 0)  # never promoted
+            self.assertFalse(t["loss_check"]["inside_envelope"], t)
+            # ... although faster than anything else.
+            self.assertGreater(t["samples_per_s"], doc["best"]["samples_per_s"] * 1.2)
+        envelope = [t for t in doc["trials"] if t["envelope"]]
+        self.assertEqual(sorted((t["rung"], t["seed"]) for t in envelope),
+                         [(0, 1), (0, 2), (1, 1), (1, 2)])
+
+    def test_plan_vars(self):
+        with open(self.vars) as f:
+            text = f.read()
+        self.assertIn("vars:\n", text)
+        self.assertIn('  batch_size: "32"\n', text)
+        self.assertIn('  env_OMP_NUM_THREADS: "2"\n', text)
+
+
+class BadSpaces(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, text, *words, args=()):
+        path = os.path.join(self.tmp.name, "space.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        r = parity("tune", "cnn", "--space", path, "--size", "tiny", *args)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("parity: error: " + path, r.stderr)
+        for w in words:
+            self.assertIn(w, r.stderr)
+        return r.stderr
+
+    def test_knobs(self):
+        self.refused("knobs:\n  batch_size: [8]\n  colour: [1, 2]\n", "line 3", "unknown knob 'colour'")
+        self.refused("knobs:\n  num_workers: []\n", "line 2", "empty list")
+        self.refused("knobs:\n  batch_size: [8, large]\n", "line 2", "batch_size",
+                     "not a whole number")
+        self.refused("knobs:\n  amp: [bf16, fp8]\n", "line 2", "amp is \"fp8\"")
+        self.refused("knobs:\n  pin_memory: [true, maybe]\n", "line 2", "pin_memory")
+        self.refused("knobs:\n  batch_size: [8, 8]\n", "line 2", "lists 8 twice")
+        self.refused("knob:\n  batch_size: [8]\n", "line 1", "knob")
+        self.refused("knobs:\n", "no knob and no environment variable")
+
+    def test_environment_variables_checked_against_the_knowledge_base(self):
+        # Wrong format: HSA_OVERRIDE_GFX_VERSION takes major.minor.stepping, not a gfx name.
+        err = self.refused('env:\n  HSA_OVERRIDE_GFX_VERSION: ["gfx90a"]\n', "line 2",
+                           "HSA_OVERRIDE_GFX_VERSION=gfx90a is refused",
+                           "ROCT-Thunk-Interface")
+        self.assertIn("9.0.10", err)
+        # Another vendor's: HCCL is Gaudi's.
+        self.refused('env:\n  HCCL_OVER_OFI: ["1"]\n', "line 2", "other-vendor",
+                     "docs.habana.ai")
+        # Not in the knowledge base at all.
+        self.refused('env:\n  ROCM_TURBO_MODE: ["1"]\n', "line 2",
+                     "not in parity's knowledge base")
+
+    def test_bad_budget(self):
+        path = os.path.join(self.tmp.name, "ok.yaml")
+        with open(path, "w") as f:
+            f.write("knobs:\n  batch_size: [4, 8]\n")
+        for budget in ("soon", "-5", "0", "10d"):
+            with self.subTest(budget=budget):
+                r = parity("tune", "cnn", "--space", path, "--budget", budget)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("is not a duration", r.stderr)
+
+    def test_missing_workload_module(self):
+        path = os.path.join(self.tmp.name, "ok.yaml")
+        with open(path, "w") as f:
+            f.write("knobs:\n  batch_size: [4, 8]\n")
+        r = parity("tune", "no_such_module:make", "--space", path, "--python", sys.executable)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("No module named 'no_such_module'", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
