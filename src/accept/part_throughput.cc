@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Throughput: each bench stage of the two bundles compared (parity bench compare), one
-// criterion per suite on its geometric-mean ratio; an invalid result fails its suite.
+// Throughput: each bench or model stage of the two bundles compared (parity bench compare),
+// one criterion per suite on its geometric-mean ratio; an invalid result fails its suite.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -112,8 +112,12 @@ class Throughput final : public Part {
   std::string_view name() const override { return "throughput"; }
   std::vector<CriterionResult> Evaluate(const AcceptInput& input) const override {
     std::vector<CriterionResult> out;
-    for (const StagePair& pair : PairStages(input, "bench")) {
-      for (CriterionResult& r : JudgeStage(input, pair)) out.push_back(std::move(r));
+    // bench stages and model stages (parity bench --suite model: criteria
+    // throughput.<stage>.model) are compared alike.
+    for (const char* kind : {"bench", "model"}) {
+      for (const StagePair& pair : PairStages(input, kind)) {
+        for (CriterionResult& r : JudgeStage(input, pair)) out.push_back(std::move(r));
+      }
     }
     if (out.empty()) {
       out.push_back(NoStage(input, "throughput", "each suite's geometric-mean ratio", "bench"));

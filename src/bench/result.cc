@@ -16,7 +16,7 @@ constexpr std::size_t kMaxDocumentBytes = std::size_t{1} << 30;
 constexpr const char* kExtraFields[] = {
     "algbw",        "busbw",   "time_us",         "wrong",          "calls_per_sample",
     "tokens_per_s", "step_ms", "data_wait_share", "peak_rss_bytes", "peak_device_memory_bytes",
-    "losses"};
+    "torch_threads", "losses"};
 
 std::string SizeText(const Json& params) {
   if (!params.contains("size")) return "";

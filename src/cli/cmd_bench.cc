@@ -82,28 +82,10 @@ Result<Json> ParseSettings(const std::vector<std::string>& items) {
     if (eq == std::string::npos || eq == 0) {
       return Status::Invalid("", fmt::format("--set '{}': expected KEY=VALUE", item));
     }
-    const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
-    const workload::Knob* knob = workload::FindKnob(key);
-    if (knob == nullptr) {
-      std::string names;
-      for (const workload::Knob& k : workload::Knobs()) {
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", k.name);
-      }
-      return Status::Invalid(
-          "", fmt::format("--set: unknown setting '{}' (the settings: {})", key, names));
-    }
-    Json value = text;
-    if (knob->type == workload::Knob::Type::kBool) {
-      if (text == "true" || text == "1") value = true;
-      if (text == "false" || text == "0") value = false;
-    } else if (knob->type == workload::Knob::Type::kInt) {
-      Json parsed = Json::parse(text, nullptr, false);
-      if (!parsed.is_discarded()) value = parsed;
-    }
-    if (std::string problem = workload::CheckKnobValue(*knob, value); !problem.empty()) {
-      return Status::Invalid("", fmt::format("--set: {}", problem));
-    }
-    out[key] = value;
+    const std::string key = item.substr(0, eq);
+    Result<Json> value = workload::KnobFromText(key, item.substr(eq + 1));
+    if (!value.ok()) return Status::Invalid("", "--set: " + value.status().message());
+    out[key] = *value;
   }
   return out;
 }

@@ -87,59 +87,64 @@ class BenchStage final : public StageKind {
       }
     }
     if (p.value("full", false)) argv.push_back("--full");
-    const ProcessResult process = RunStageProcess(run, argv);
-    StageOutcome outcome = OutcomeOfParity(run, process, "");
-    if (outcome.status != "passed" && outcome.status != "failed") return outcome;
-    auto doc = ReadResultJson(result, "parity-bench");
-    if (!doc.ok()) {
-      outcome.status = "error";
-      outcome.reason = doc.status().message();
-      return outcome;
-    }
-    outcome.result = run.stage_rel + "/bench.json";
-    int ok = 0, invalid = 0, skipped = 0;
-    std::string first_invalid;
-    if (doc->contains("results") && (*doc)["results"].is_array()) {
-      for (const Json& r : (*doc)["results"]) {
-        const std::string status = StringField(r, "status");
-        if (status == "skipped") {
-          ++skipped;
-          continue;
-        }
-        const bool valid = r.value("valid", false);
-        if (!valid) {
-          ++invalid;
-          if (first_invalid.empty()) {
-            first_invalid = fmt::format("{} {}: {}", StringField(r, "benchmark"),
-                                        StringField(r, "dtype"), StringField(r, "reason"));
-          }
-        } else {
-          ++ok;
-        }
-        if (!r.contains("median") || !r["median"].is_number()) continue;
-        store::MetricRecord metric;
-        metric.stage = run.name;
-        metric.name = StringField(r, "benchmark");
-        metric.dtype = StringField(r, "dtype");
-        metric.params = r.contains("params") ? r["params"].dump() : "{}";
-        metric.unit = StringField(r, "unit");
-        metric.value = r["median"].get<double>();
-        if (r.contains("cv") && r["cv"].is_number()) metric.cv = r["cv"].get<double>();
-        metric.valid = valid;
-        metric.better = r.value("better", BetterOfUnit(metric.unit));
-        outcome.metrics.push_back(std::move(metric));
-      }
-    }
-    outcome.summary = {{"results", ok}, {"invalid", invalid}, {"skipped", skipped}};
-    if (outcome.status == "failed") {
-      outcome.reason =
-          fmt::format("{} invalid result{}: {}", invalid, invalid == 1 ? "" : "s", first_invalid);
-    }
-    return outcome;
+    return BenchOutcome(run, RunStageProcess(run, argv), "bench.json");
   }
 };
 
 }  // namespace
+
+StageOutcome BenchOutcome(const StageRun& run, const ProcessResult& process,
+                          const std::string& file) {
+  StageOutcome outcome = OutcomeOfParity(run, process, "");
+  if (outcome.status != "passed" && outcome.status != "failed") return outcome;
+  const std::string result = run.stage_dir + "/" + file;
+  auto doc = ReadResultJson(result, "parity-bench");
+  if (!doc.ok()) {
+    outcome.status = "error";
+    outcome.reason = doc.status().message();
+    return outcome;
+  }
+  outcome.result = run.stage_rel + "/" + file;
+  int ok = 0, invalid = 0, skipped = 0;
+  std::string first_invalid;
+  if (doc->contains("results") && (*doc)["results"].is_array()) {
+    for (const Json& r : (*doc)["results"]) {
+      const std::string status = StringField(r, "status");
+      if (status == "skipped") {
+        ++skipped;
+        continue;
+      }
+      const bool valid = r.value("valid", false);
+      if (!valid) {
+        ++invalid;
+        if (first_invalid.empty()) {
+          first_invalid = fmt::format("{} {}: {}", StringField(r, "benchmark"),
+                                      StringField(r, "dtype"), StringField(r, "reason"));
+        }
+      } else {
+        ++ok;
+      }
+      if (!r.contains("median") || !r["median"].is_number()) continue;
+      store::MetricRecord metric;
+      metric.stage = run.name;
+      metric.name = StringField(r, "benchmark");
+      metric.dtype = StringField(r, "dtype");
+      metric.params = r.contains("params") ? r["params"].dump() : "{}";
+      metric.unit = StringField(r, "unit");
+      metric.value = r["median"].get<double>();
+      if (r.contains("cv") && r["cv"].is_number()) metric.cv = r["cv"].get<double>();
+      metric.valid = valid;
+      metric.better = r.value("better", BetterOfUnit(metric.unit));
+      outcome.metrics.push_back(std::move(metric));
+    }
+  }
+  outcome.summary = {{"results", ok}, {"invalid", invalid}, {"skipped", skipped}};
+  if (outcome.status == "failed") {
+    outcome.reason =
+        fmt::format("{} invalid result{}: {}", invalid, invalid == 1 ? "" : "s", first_invalid);
+  }
+  return outcome;
+}
 
 const StageKind& BenchStageKind() {
   static const BenchStage kind;

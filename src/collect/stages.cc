@@ -7,9 +7,9 @@
 namespace parity::collect {
 
 std::span<const StageKind* const> StageKinds() {
-  static const std::array<const StageKind*, 7> kKinds = {
-      &EnvStageKind(),  &BenchStageKind(), &MonitorStageKind(), &StressStageKind(),
-      &ExecStageKind(), &DumpStageKind(),  &QualityStageKind(),
+  static const std::array<const StageKind*, 8> kKinds = {
+      &EnvStageKind(),    &BenchStageKind(), &ModelStageKind(), &MonitorStageKind(),
+      &StressStageKind(), &ExecStageKind(),  &DumpStageKind(),  &QualityStageKind(),
   };
   return kKinds;
 }

@@ -90,6 +90,27 @@ std::string CheckKnobValue(const Knob& knob, const Json& value) {
   return "";
 }
 
+Result<Json> KnobFromText(std::string_view key, std::string_view text) {
+  const Knob* knob = FindKnob(key);
+  if (knob == nullptr) {
+    std::string names;
+    for (const Knob& k : kKnobs) names += fmt::format("{}{}", names.empty() ? "" : ", ", k.name);
+    return Status::Invalid("", fmt::format("unknown setting '{}' (the settings: {})", key, names));
+  }
+  Json value = std::string(text);
+  if (knob->type == Knob::Type::kBool) {
+    if (text == "true" || text == "1") value = true;
+    if (text == "false" || text == "0") value = false;
+  } else if (knob->type == Knob::Type::kInt) {
+    Json parsed = Json::parse(text, nullptr, false);
+    if (!parsed.is_discarded()) value = parsed;
+  }
+  if (std::string problem = CheckKnobValue(*knob, value); !problem.empty()) {
+    return Status::Invalid("", problem);
+  }
+  return value;
+}
+
 std::span<const std::string_view> ReferenceWorkloads() { return kReference; }
 
 Status CheckModelReport(const Json& r, std::string_view path) {
@@ -175,7 +196,7 @@ bench::BenchResult ModelResult(const Json& report) {
                            report["losses"].size(), first);
   }
   for (const char* key : {"tokens_per_s", "step_ms", "data_wait_share", "peak_rss_bytes",
-                          "peak_device_memory_bytes", "losses"}) {
+                          "peak_device_memory_bytes", "torch_threads", "losses"}) {
     if (report.contains(key) && !report[key].is_null()) r.extra[key] = report[key];
   }
   return r;

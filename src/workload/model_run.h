@@ -37,6 +37,10 @@ const Knob* FindKnob(std::string_view name);
 /// prefetch_factor >= 0; amp one of none, bf16, fp16): "" when fine, else the problem.
 std::string CheckKnobValue(const Knob& knob, const Json& value);
 
+/// The value of knob `key` written as text ("128", "true", "bf16"), checked; kInvalidInput
+/// "unknown setting 'K' (the settings: ...)" or CheckKnobValue's problem.
+Result<Json> KnobFromText(std::string_view key, std::string_view text);
+
 struct ModelRunOptions {
   std::string python;    ///< the interpreter (FindPython)
   std::string workload;  ///< a reference name or MODULE:FUNCTION

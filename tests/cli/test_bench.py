@@ -29,7 +29,7 @@ with open(os.path.join(DATA, "expected.json")) as f:
 SUITES = ["stream", "gemm", "transfer", "rng", "latency"]
 # bench list also names peer (asked for by name only) and the suites that run across MPI ranks
 # (tests/cli/test_fleet.py).
-LISTED = SUITES + ["peer", "collective", "interconnect"]
+LISTED = SUITES + ["peer", "collective", "interconnect", "model"]
 STREAM_KERNELS = ["copy", "mul", "add", "triad", "dot", "nstream"]
 # BabelStream's bytes per element moved by each kernel, in units of sizeof(T).
 STREAM_WEIGHTS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "nstream": 4}

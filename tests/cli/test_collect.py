@@ -572,7 +572,80 @@ class BadInput(CollectBase):
             self.assertEqual(r.returncode, 0, plan + r.stderr)
             with open(plan) as f:
                 kinds |= set(re.findall(r"^\s*-?\s*kind:\s*([a-z]+)", f.read(), re.M))
-        self.assertEqual(kinds, {"env", "bench", "monitor", "stress", "exec", "dump", "quality"})
+        self.assertEqual(kinds, {"env", "bench", "model", "monitor", "stress", "exec", "dump",
+                                 "quality"})
+
+
+MODEL_PLAN = """\
+    plan: model
+    stages:
+      - name: train
+        kind: model
+        workloads: [cnn, "my_step:make"]
+        size: tiny
+        steps: 3
+        warmup: 1
+        settings: {batch_size: 6, num_workers: 0, pin_memory: "false"}
+        python: PY
+    """
+
+MODEL_MODULE = """\
+import torch
+import parity_workloads
+
+def make(size="tiny", seed=0, batch_size=None):
+    torch.manual_seed(seed)
+    batch = batch_size or 5
+
+    def make_batch(gen):
+        x = torch.randn(batch, 4, generator=gen)
+        return (x,), x.sum(dim=1, keepdim=True)
+
+    return parity_workloads.Workload("mine", size, torch.nn.Linear(4, 1),
+                                     torch.nn.functional.mse_loss, make_batch, batch, seed)
+"""
+
+
+class ModelStage(CollectBase):
+    def test_model_stage_and_its_throughput_criterion(self):
+        with open(os.path.join(self.dir, "my_step.py"), "w") as f:
+            f.write(MODEL_MODULE)  # beside the plan: the stage puts its directory on the path
+        plan = self.plan(MODEL_PLAN)
+        for name in ("base", "cand"):
+            r = self.collect(plan, name)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        bundle = os.path.join(self.dir, "base")
+        doc = manifest(bundle)
+        train = stage(doc, "train")
+        self.assertEqual(train["status"], "passed", train)
+        with open(os.path.join(bundle, train["result"])) as f:
+            bench = json.load(f)
+        results = {x["benchmark"]: x for x in bench["results"]}
+        self.assertEqual(sorted(results), ["model.cnn.train", "model.mine.train"])
+        self.assertTrue(all(x["params"]["batch_size"] == 6 for x in results.values()))
+        self.assertTrue(all(len(x["samples"]) == 3 for x in results.values()))
+        self.assertEqual({m["name"] for m in train["metrics"]}, set(results))
+        curves = os.path.join(bundle, "stages", "train", "curves")
+        self.assertEqual(sorted(os.listdir(curves)), ["cnn.csv", "mine.csv"])
+        out = os.path.join(self.dir, "accepted")
+        r = run("accept", os.path.join(self.dir, "base"), os.path.join(self.dir, "cand"), "-o",
+                out, "--no-store", "--json", "-", timeout=300)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        criteria = {c["id"]: c for c in json.loads(r.stdout)["criteria"]}
+        model = criteria["throughput.train.model"]
+        self.assertIn(model["status"], ("pass", "fail"), model)
+        self.assertEqual(sorted(b["benchmark"] for b in model["evidence"]["benchmarks"]),
+                         ["model.cnn.train", "model.mine.train"])
+
+    def test_bad_settings_are_refused_at_check(self):
+        plan = self.plan(MODEL_PLAN.replace("batch_size: 6", "batch_size: 0"))
+        r = run("collect", plan, "--check")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("batch_size is 0", r.stderr)
+        plan = self.plan(MODEL_PLAN.replace("num_workers: 0", "workers: 2"))
+        r = run("collect", plan, "--check")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("unknown setting 'workers'", r.stderr)
 
 
 V1_SCHEMA = """
