@@ -79,36 +79,15 @@ int RunPhilox(int argc, char** argv) {
       ->option_text("D");
   app->add_option("--out", out, "write the values to an .npy file instead")->option_text("FILE");
   if (auto code = Parse(*app, common, argc, argv)) return *code;
-  CurandPhilox state(seed, subsequence, offset);
-  const auto n = static_cast<std::size_t>(count);
-  const bool is_double = dist.ends_with("double");
-  const DType dtype = dist == "uint32" ? DType::kUInt32
-                      : is_double      ? DType::kFloat64
-                                       : DType::kFloat32;
-  std::vector<std::byte> buffer(n * ItemSize(dtype));
-  for (std::size_t i = 0; i < n; ++i) {
-    std::byte* p = buffer.data() + i * ItemSize(dtype);
-    if (dist == "uint32") {
-      const uint32_t v = state.Next();
-      std::memcpy(p, &v, sizeof v);
-    } else if (dist == "uniform" || dist == "normal") {
-      const float v = dist == "uniform" ? state.Uniform() : state.Normal();
-      std::memcpy(p, &v, sizeof v);
-    } else {
-      const double v = dist == "uniform_double" ? state.UniformDouble() : state.NormalDouble();
-      std::memcpy(p, &v, sizeof v);
-    }
-  }
+  auto stream = PhiloxStream(seed, subsequence, offset, count, dist);
+  if (!stream.ok()) return Fail(stream.status());
   if (!out.empty()) {
-    TensorMeta meta;
-    meta.name = "philox";
-    meta.dtype = dtype;
-    meta.shape = {count};
-    meta.numel = count;
-    meta.nbytes = buffer.size();
-    if (Status s = WriteNpy(out, Tensor::Owned(meta, std::move(buffer))); !s.ok()) return Fail(s);
+    if (Status s = WriteNpy(out, *stream); !s.ok()) return Fail(s);
     return kExitOk;
   }
+  const DType dtype = stream->dtype();
+  const auto n = static_cast<std::size_t>(count);
+  std::span<const std::byte> buffer = stream->bytes();
   std::string text;
   text.reserve(n * 12);
   for (std::size_t i = 0; i < n; ++i) {

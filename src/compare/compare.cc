@@ -25,12 +25,17 @@ bool Selected(const std::vector<std::string>& only, const std::string& name) {
   return false;
 }
 
-TensorContext ContextFor(const EntryPair& pair, const Side& a, const Side& b) {
+TensorContext ContextFor(const EntryPair& pair, const Side& a, const Side& b,
+                         const std::string& op) {
   const Entry& e = pair.b != nullptr ? *pair.b : *pair.a;
   if (e.record == nullptr) {
     TensorContext c;
     c.dtype = e.meta.dtype;
     c.shape = e.meta.shape;
+    if (!op.empty()) {
+      c.op = op;
+      c.role = "output";
+    }
     return c;
   }
   // Each side's manifest: of the record's own directory (a rank's, in a distributed dump).
@@ -246,8 +251,8 @@ void JudgeGolden(const GoldenError& ea, const GoldenError& eb, double ratio, DTy
 }
 
 Status CompareOne(const CompareOptions& options, const EntryPair& pair, const Side& a,
-                  const Side& b, TensorResult* r) {
-  const TensorContext context = ContextFor(pair, a, b);
+                  const Side& b, bool has_golden, TensorResult* r) {
+  const TensorContext context = ContextFor(pair, a, b, options.op);
   Tolerance t = ResolveTolerance(options.tolerance, options.rules, pair.name, context);
   if (pair.a->stats_only() || pair.b->stats_only()) return CompareStats(pair, t, r);
   PARITY_RETURN_IF_ERROR(ApplySummandScale(*pair.b, &t));
@@ -270,7 +275,7 @@ Status CompareOne(const CompareOptions& options, const EntryPair& pair, const Si
     PARITY_ASSIGN_OR_RETURN(GoldenError ea, ComputeGoldenError(ta, tg));
     PARITY_ASSIGN_OR_RETURN(GoldenError eb, ComputeGoldenError(tb, tg));
     JudgeGolden(ea, eb, options.ratio, ta.dtype(), r);
-  } else if (options.golden) {
+  } else if (has_golden) {
     r->reason += "; no matching golden tensor, judged by the tolerance";
   }
   if (!r->pass && !r->golden) {
@@ -294,18 +299,22 @@ Result<CompareReport> RunCompare(const CompareOptions& options) {
     PARITY_ASSIGN_OR_RETURN(Side g, OpenSide(*options.golden));
     golden = std::move(g);
   }
+  return CompareSides(options, a, b, golden ? &*golden : nullptr);
+}
+
+Result<CompareReport> CompareSides(const CompareOptions& options, const Side& a, const Side& b,
+                                   const Side* golden) {
   CompareReport report;
-  report.a = options.a;
-  report.b = options.b;
-  report.golden = options.golden.value_or("");
+  report.a = a.path;
+  report.b = b.path;
+  report.golden = golden != nullptr ? golden->path : "";
   report.kind = a.kind == Side::Kind::kDump        ? "dumps"
                 : a.kind == Side::Kind::kDirectory ? "directories"
                                                    : "files";
   for (const Side* side : {&a, &b}) {
     report.warnings.insert(report.warnings.end(), side->warnings.begin(), side->warnings.end());
   }
-  PARITY_ASSIGN_OR_RETURN(std::vector<EntryPair> pairs,
-                          PairSides(a, b, golden ? &*golden : nullptr, &report.warnings));
+  PARITY_ASSIGN_OR_RETURN(std::vector<EntryPair> pairs, PairSides(a, b, golden, &report.warnings));
   for (const EntryPair& pair : pairs) {
     if (!Selected(options.only, pair.name)) continue;
     TensorResult r;
@@ -318,7 +327,7 @@ Result<CompareReport> RunCompare(const CompareOptions& options) {
       r.reason = "structural: " + pair.structural;
       r.severity = kInf;
     } else {
-      PARITY_RETURN_IF_ERROR(CompareOne(options, pair, a, b, &r));
+      PARITY_RETURN_IF_ERROR(CompareOne(options, pair, a, b, golden != nullptr, &r));
     }
     if (r.pass) {
       ++report.passed;

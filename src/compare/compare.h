@@ -15,6 +15,8 @@
 
 namespace parity {
 
+struct Side;  // compare/entries.h
+
 struct CompareOptions {
   std::string a, b;
   std::optional<std::string> golden;
@@ -24,6 +26,9 @@ struct CompareOptions {
   double ratio = 2.0;                ///< golden: B may be this many times worse than A
   std::optional<double> tiny;        ///< |b| below this is "small"; default per dtype
   int worst = 5;
+  /// Plain tensors (not dump records): the op that produced them ("matmul", "add", ...), whose
+  /// class picks the `auto` model (elementwise, data movement, reduction) as in a dump.
+  std::string op;
 };
 
 /// A candidate's error against the golden, and the verdict rule's numbers.
@@ -59,6 +64,11 @@ struct CompareReport {
 /// Opens both (three) inputs, pairs their tensors and judges each pair. Fails (exit 2) only on
 /// unreadable or malformed input; differences are results.
 Result<CompareReport> RunCompare(const CompareOptions& options);
+
+/// RunCompare on sides already open (OpenSide, MemorySide): options.a, .b and .golden are not
+/// read; the report names the sides' paths.
+Result<CompareReport> CompareSides(const CompareOptions& options, const Side& a, const Side& b,
+                                   const Side* golden);
 
 /// The tolerance a tensor was judged by, short: "auto: atol 8.1e-06 rtol 8.2e-06 (K=512,
 /// float32)", "torch: ...", "golden", "-" for a structural mismatch.

@@ -204,6 +204,7 @@ std::vector<std::pair<const DumpRecord*, const DumpRecord*>> PairRecords(
 }
 
 Result<Tensor> Entry::Load() const {
+  if (memory) return *memory;
   if (dump != nullptr) return dump->Load(*record, *ref);
   PARITY_ASSIGN_OR_RETURN(std::shared_ptr<const TensorFile> file, OpenCached(cache.get(), path));
   return file->Load(index);
@@ -248,6 +249,21 @@ Result<Side> OpenSide(const std::string& path) {
     if (rel.ends_with(".npy")) rel.resize(rel.size() - 4);
     PARITY_RETURN_IF_ERROR(AddFile(&side, file, rel, cache));
   }
+  return side;
+}
+
+Side MemorySide(const std::string& name, Tensor tensor) {
+  Side side;
+  side.path = name;
+  side.kind = Side::Kind::kFile;
+  Entry e;
+  e.meta = tensor.meta();
+  e.meta.name = name;
+  e.key = name;
+  e.name = name;
+  e.path = name;
+  e.memory = std::move(tensor);
+  side.entries.push_back(std::move(e));
   return side;
 }
 

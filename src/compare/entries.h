@@ -32,6 +32,7 @@ struct Entry {
   const DumpTensorRef* ref = nullptr;
   std::string role;  ///< dumps: "input", "param" or "output"
   std::string slot;  ///< dumps: role and position in the record ("input.0", "param.weight")
+  std::optional<Tensor> memory;  ///< in memory (the Python bindings' arrays): what Load returns
 
   bool stats_only() const { return ref != nullptr && !ref->has_data(); }
   /// Reads the data (checked against the dump record, for dumps). Not thread-safe.
@@ -50,6 +51,10 @@ struct Side {
 
 /// Opens `path` as whichever of the three kinds it is; every error names the path.
 Result<Side> OpenSide(const std::string& path);
+
+/// A side of kind kFile holding one tensor already in memory (a view of a Python array, say),
+/// shown as `name`; `tensor` must stay valid as long as the side is used.
+Side MemorySide(const std::string& name, Tensor tensor);
 
 /// Two (or three) entries that belong together, in execution order. A missing side, or a
 /// dtype or shape that differs, makes the pair structural.

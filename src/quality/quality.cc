@@ -232,8 +232,12 @@ Result<QualityReport> RunQuality(const QualityOptions& options) {
                                                   "(seed spread)",
                                                   options.a.size(), options.b.size()));
   }
-  PARITY_ASSIGN_OR_RETURN(std::vector<double> label_values,
-                          ReadValues(options.labels, options.column));
+  auto read = [&](const std::string& path) -> Result<std::vector<double>> {
+    auto it = options.values.find(path);
+    if (it != options.values.end()) return it->second;
+    return ReadValues(path, options.column);
+  };
+  PARITY_ASSIGN_OR_RETURN(std::vector<double> label_values, read(options.labels));
   if (label_values.empty()) return Status::Invalid(options.labels, "holds no labels");
   if (label_values.size() >= (std::size_t{1} << 31)) {
     return Status::Invalid(options.labels, "holds 2^31 labels or more; parity takes fewer");
@@ -259,7 +263,7 @@ Result<QualityReport> RunQuality(const QualityOptions& options) {
     for (const std::string& path : paths) {
       Run run;
       run.path = path;
-      PARITY_ASSIGN_OR_RETURN(run.scores, ReadValues(path, options.column));
+      PARITY_ASSIGN_OR_RETURN(run.scores, read(path));
       if (run.scores.size() != labels.size()) {
         return Status::Invalid(path, fmt::format("has {} scores for {} labels ({})",
                                                  run.scores.size(), labels.size(), options.labels));

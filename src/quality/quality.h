@@ -6,6 +6,7 @@
 #define PARITY_QUALITY_QUALITY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct QualityOptions {
   int64_t bootstrap = 0;
   uint64_t seed = 0;
   double threshold = 0.5;  ///< accuracy: a score at or above it predicts the positive class
+  /// Values already in memory (the Python bindings' arrays), by the name `labels`, `a` or `b`
+  /// gives them: used instead of reading a file of that name.
+  std::map<std::string, std::vector<double>> values;
 };
 
 /// The metric names `parity quality` knows, in its registry's order.

@@ -4,6 +4,9 @@
 #include <Random123/philox.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace parity {
 namespace {
@@ -145,6 +148,41 @@ double CurandPhilox::NormalDouble() {
   extra_double_ = v[1];
   has_extra_double_ = true;
   return v[0];
+}
+
+Result<Tensor> PhiloxStream(uint64_t seed, uint64_t subsequence, uint64_t offset, int64_t count,
+                            std::string_view dist) {
+  if (dist != "uint32" && dist != "uniform" && dist != "normal" && dist != "uniform_double" &&
+      dist != "normal_double") {
+    return Status::Invalid(std::string(dist),
+                           "unknown distribution (uint32, uniform, normal, uniform_double, "
+                           "normal_double)");
+  }
+  if (count < 0 || count > (int64_t{1} << 32)) {
+    return Status::Invalid(std::to_string(count), "count must lie in [0, 2^32]");
+  }
+  CurandPhilox state(seed, subsequence, offset);
+  const auto n = static_cast<std::size_t>(count);
+  const bool is_double = dist.ends_with("double");
+  const DType dtype = dist == "uint32" ? DType::kUInt32
+                      : is_double      ? DType::kFloat64
+                                       : DType::kFloat32;
+  std::vector<std::byte> buffer(n * ItemSize(dtype));
+  for (std::size_t i = 0; i < n; ++i) {
+    std::byte* p = buffer.data() + i * ItemSize(dtype);
+    if (dist == "uint32") {
+      const uint32_t v = state.Next();
+      std::memcpy(p, &v, sizeof v);
+    } else if (dist == "uniform" || dist == "normal") {
+      const float v = dist == "uniform" ? state.Uniform() : state.Normal();
+      std::memcpy(p, &v, sizeof v);
+    } else {
+      const double v = dist == "uniform_double" ? state.UniformDouble() : state.NormalDouble();
+      std::memcpy(p, &v, sizeof v);
+    }
+  }
+  PARITY_ASSIGN_OR_RETURN(TensorMeta meta, MakeTensorMeta("philox", "philox", dtype, {count}));
+  return Tensor::Owned(std::move(meta), std::move(buffer));
 }
 
 }  // namespace parity

@@ -8,6 +8,10 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
+
+#include "core/status.h"
+#include "io/tensor.h"
 
 namespace parity {
 
@@ -60,6 +64,12 @@ class CurandPhilox {
   float extra_ = 0.0f;
   double extra_double_ = 0.0;
 };
+
+/// `count` values of curand_init(seed, subsequence, offset)'s stream as `dist` gives them:
+/// "uint32" (curand), "uniform", "normal" (float32), "uniform_double" or "normal_double"
+/// (float64); a tensor named "philox" of shape [count]. Fails on another `dist`.
+Result<Tensor> PhiloxStream(uint64_t seed, uint64_t subsequence, uint64_t offset, int64_t count,
+                            std::string_view dist);
 
 /// The float and double conversions of curand_uniform.h and curand_normal.h.
 float CurandUniform(uint32_t x);
