@@ -182,6 +182,9 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         t2 = clock()
         value = float(loss.detach())
         losses.append(value if math.isfinite(value) else None)  # None: not finite
+        # Nothing of this step outlives it (a plain loop keeps no reference either): the next
+        # step's allocations find its memory free.
+        del inputs, target, out, loss
         if i >= warmup:
             step_s.append(t2 - t0)
             wait_s.append(t1 - t0)

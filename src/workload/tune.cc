@@ -233,6 +233,8 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   auto trial = [&](std::size_t config) -> const TuneTrial& {
     return report.trials[final_trials.at(config)];
   };
+  std::vector<std::size_t> reserve;  // inside at the rung before, fastest first, not promoted
+  std::size_t want = 0;              // configurations promoted besides the default
   for (int rung = 0; rung < static_cast<int>(report.rung_steps.size()); ++rung) {
     const int steps = report.rung_steps[static_cast<std::size_t>(rung)];
     std::map<std::size_t, std::size_t> done;
@@ -285,6 +287,30 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
       if (report.trials[index].rate) candidates.push_back(&report.trials[index]);
     }
     PARITY_RETURN_IF_ERROR(CheckLosses(options, envelope, candidates, &report));
+    // Configurations flagged only now, with more steps, make room for the next fastest of the
+    // rung before (backfill), so that a late flag does not leave the search with none.
+    auto inside_here = [&] {
+      std::size_t n = 0;
+      for (const auto& [config, index] : done) {
+        if (config != 0 && report.trials[index].rate && report.inside[config] == true) ++n;
+      }
+      return n;
+    };
+    while (rung > 0 && inside_here() < want && !reserve.empty()) {
+      const std::size_t config = reserve.front();
+      reserve.erase(reserve.begin());
+      if (!search.Fits(config, steps)) {
+        report.stopped_by_budget = true;
+        break;
+      }
+      PARITY_ASSIGN_OR_RETURN(TuneTrial * t,
+                              search.Run(config, rung, steps, options.run.seed, false));
+      done[config] = static_cast<std::size_t>(t->id);
+      if (!t->rate) continue;
+      std::vector<const TuneTrial*> again;  // trials moved as the list grew
+      for (std::size_t id : envelope_ids) again.push_back(&report.trials[id]);
+      PARITY_RETURN_IF_ERROR(CheckLosses(options, again, {t}, &report));
+    }
     report.final_rung = rung;
     final_trials = done;
     // Keep the fastest 1/eta of those that ran with their losses inside, and the default.
@@ -297,7 +323,12 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
     const std::size_t keep =
         std::max<std::size_t>(1, (ranked.size() + static_cast<std::size_t>(options.eta) - 1) /
                                      static_cast<std::size_t>(options.eta));
+    reserve.assign(ranked.begin() + static_cast<std::ptrdiff_t>(std::min(ranked.size(), keep)),
+                   ranked.end());
+    std::erase(reserve, std::size_t{0});  // the default goes on anyway
     ranked.resize(std::min(ranked.size(), keep));
+    want = static_cast<std::size_t>(
+        std::count_if(ranked.begin(), ranked.end(), [](std::size_t c) { return c != 0; }));
     if (std::find(ranked.begin(), ranked.end(), 0) == ranked.end()) ranked.push_back(0);
     std::sort(ranked.begin(), ranked.end());
     alive = ranked;
