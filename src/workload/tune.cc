@@ -198,6 +198,12 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   // the halving, plus the envelope's runs at every rung.
   PARITY_ASSIGN_OR_RETURN(TuneTrial * first,
                           search.Run(0, 0, report.rung_steps.front(), options.run.seed, false));
+  if (!first->rate) {  // nothing to measure a speed-up against: no point trying the rest
+    report.note = "the default configuration failed (" + first->error +
+                  "): there is nothing to measure a speed-up against";
+    report.elapsed_s = search.Elapsed();
+    return report;
+  }
   // (1.5 x: trials of other settings start and run slower than the default's first.)
   const double t0 = 1.5 * std::max(first->seconds, 0.01);
   auto scale = [&](int steps) {

@@ -175,6 +175,11 @@ Json TuneConfig::ToJson() const {
 Result<TuneSpace> LoadTuneSpace(const std::string& path, const env::Knowledge& knowledge) {
   PARITY_ASSIGN_OR_RETURN(const std::string text,
                           ReadSmallFile(path, kMaxSpaceBytes, "space file"));
+  return ParseTuneSpace(text, path, knowledge);
+}
+
+Result<TuneSpace> ParseTuneSpace(std::string_view text, const std::string& path,
+                                 const env::Knowledge& knowledge) {
   PARITY_ASSIGN_OR_RETURN(const YAML::Node root, LoadYaml(text, path));
   TuneSpace space;
   space.path = path;

@@ -56,6 +56,10 @@ struct TuneConfig {
 /// claim and its primary source in the message).
 Result<TuneSpace> LoadTuneSpace(const std::string& path, const env::Knowledge& knowledge);
 
+/// The same for the text of a space file; `path` names it in messages.
+Result<TuneSpace> ParseTuneSpace(std::string_view text, const std::string& path,
+                                 const env::Knowledge& knowledge);
+
 /// Every configuration of the space, the default first, each once.
 std::vector<TuneConfig> Configurations(const TuneSpace& space);
 

@@ -177,6 +177,35 @@ class BadSpaces(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn("is not a duration", r.stderr)
 
+    def test_a_default_that_fails_ends_the_search(self):
+        with open(os.path.join(self.tmp.name, "broken_step.py"), "w") as f:
+            f.write(textwrap.dedent('''
+                import torch
+                import parity_workloads
+
+                def make(size="tiny", seed=0, batch_size=None):
+                    def make_batch(gen):
+                        return (torch.randn(4, 2, generator=gen),), torch.zeros(4, 1)
+
+                    def loss(out, target):
+                        raise RuntimeError("planted failure")
+
+                    return parity_workloads.Workload("broken", size, torch.nn.Linear(2, 1),
+                                                     loss, make_batch, 4, seed)
+                '''))
+        path = os.path.join(self.tmp.name, "ok.yaml")
+        with open(path, "w") as f:
+            f.write("knobs:\n  batch_size: [4, 8]\n")
+        r = parity("tune", "broken_step:make", "--space", path, "--json", "-", "--quiet",
+                   "--python", sys.executable,
+                   env=dict(os.environ, PYTHONPATH=self.tmp.name))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertIsNone(doc["best"])
+        self.assertEqual(len(doc["trials"]), 1)  # the rest of the space was not tried
+        self.assertEqual(doc["trials"][0]["status"], "failed")
+        self.assertIn("planted failure", doc["note"])
+
     def test_missing_workload_module(self):
         path = os.path.join(self.tmp.name, "ok.yaml")
         with open(path, "w") as f:
