@@ -57,7 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (configs.empty() || !configs.front().is_default()) Fail("the default is not first");
   std::set<std::string> seen;
   for (const auto& c : configs) {
-    if (!seen.insert(c.ToJson().dump()).second) Fail("a configuration twice");
+    if (!seen.insert(c.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+             .second)
+      Fail("a configuration twice");
   }
   if (static_cast<double>(configs.size()) > space->Size() + 1) Fail("more configurations");
   return 0;

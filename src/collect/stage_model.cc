@@ -26,7 +26,8 @@ constexpr KeySpec kKeys[] = {
 };
 
 std::string Text(const Json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return value.is_string() ? value.get<std::string>()
+                           : value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 class ModelStage final : public StageKind {

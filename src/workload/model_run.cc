@@ -73,19 +73,21 @@ std::string CheckKnobValue(const Knob& knob, const Json& value) {
     case Knob::Type::kBool:
       return value.is_boolean()
                  ? ""
-                 : fmt::format("{} is {}, not true or false", knob.name, value.dump());
+                 : fmt::format("{} is {}, not true or false", knob.name,
+                               value.dump(-1, ' ', false, Json::error_handler_t::replace));
     case Knob::Type::kInt: {
       const int64_t low = knob.name == "num_workers" || knob.name == "prefetch_factor" ? 0 : 1;
       if (!value.is_number_integer() || value.get<int64_t>() < low ||
           value.get<int64_t>() > (int64_t{1} << 20)) {
         return fmt::format("{} is {}, not a whole number from {} to 1048576", knob.name,
-                           value.dump(), low);
+                           value.dump(-1, ' ', false, Json::error_handler_t::replace), low);
       }
       return "";
     }
     case Knob::Type::kString:
       if (value.is_string() && (value == "none" || value == "bf16" || value == "fp16")) return "";
-      return fmt::format("{} is {}, not none, bf16 or fp16", knob.name, value.dump());
+      return fmt::format("{} is {}, not none, bf16 or fp16", knob.name,
+                         value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
   return "";
 }
@@ -234,7 +236,9 @@ Result<ModelRunOutcome> RunModel(const ModelRunOptions& o) {
       if (value.get<bool>()) spec.argv.emplace_back(knob->flag);
     } else {
       spec.argv.emplace_back(knob->flag);
-      spec.argv.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+      spec.argv.push_back(value.is_string()
+                              ? value.get<std::string>()
+                              : value.dump(-1, ' ', false, Json::error_handler_t::replace));
     }
   }
   spec.env = WorkloadEnvironment();

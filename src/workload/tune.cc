@@ -475,8 +475,10 @@ std::string TunePlanVars(const TuneReport& r) {
   if (!r.best) return out + "  {}\n";
   const TuneConfig& c = r.configs[*r.best];
   for (const auto& [key, value] : c.knobs.items()) {
-    out += fmt::format("  {}: \"{}\"\n", key,
-                       value.is_string() ? value.get<std::string>() : value.dump());
+    out +=
+        fmt::format("  {}: \"{}\"\n", key,
+                    value.is_string() ? value.get<std::string>()
+                                      : value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
   for (const auto& [key, value] : c.env) out += fmt::format("  env_{}: \"{}\"\n", key, value);
   if (c.is_default()) out += "  {}\n";

@@ -81,8 +81,11 @@ Status ReadKnobs(const YAML::Node& node, TuneSpace* space) {
         value = *parsed;
       }
       if (std::find(values.begin(), values.end(), value) != values.end()) {
-        return YamlAt(item, fmt::format("knob '{}' lists {} twice", name,
-                                        value.is_null() ? "default" : value.dump()));
+        return YamlAt(
+            item, fmt::format("knob '{}' lists {} twice", name,
+                              value.is_null()
+                                  ? "default"
+                                  : value.dump(-1, ' ', false, Json::error_handler_t::replace)));
       }
       values.push_back(value);
     }
@@ -158,8 +161,10 @@ std::string TuneConfig::Label() const {
   if (is_default()) return "default";
   std::string out;
   for (const auto& [key, value] : knobs.items()) {
-    out += fmt::format("{}{}={}", out.empty() ? "" : " ", key,
-                       value.is_string() ? value.get<std::string>() : value.dump());
+    out +=
+        fmt::format("{}{}={}", out.empty() ? "" : " ", key,
+                    value.is_string() ? value.get<std::string>()
+                                      : value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
   for (const auto& [key, value] : env)
     out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, value);
@@ -210,20 +215,20 @@ std::vector<TuneConfig> Configurations(const TuneSpace& space) {
     for (const TuneConfig& c : out) apply(c, &next);
     out = std::move(next);
   };
-  for (const auto& [name, values] : space.knobs) {
-    add([&](const TuneConfig& c, std::vector<TuneConfig>* next) {
-      for (const Json& v : values) {
+  for (const auto& knob : space.knobs) {
+    add([&knob](const TuneConfig& c, std::vector<TuneConfig>* next) {
+      for (const Json& v : knob.second) {
         TuneConfig d = c;
-        if (!v.is_null()) d.knobs[name] = v;
+        if (!v.is_null()) d.knobs[knob.first] = v;
         next->push_back(std::move(d));
       }
     });
   }
-  for (const auto& [name, values] : space.env) {
-    add([&](const TuneConfig& c, std::vector<TuneConfig>* next) {
-      for (const auto& v : values) {
+  for (const auto& variable : space.env) {
+    add([&variable](const TuneConfig& c, std::vector<TuneConfig>* next) {
+      for (const auto& v : variable.second) {
         TuneConfig d = c;
-        if (v) d.env[name] = *v;
+        if (v) d.env[variable.first] = *v;
         next->push_back(std::move(d));
       }
     });
@@ -232,9 +237,11 @@ std::vector<TuneConfig> Configurations(const TuneSpace& space) {
   // configuration once.
   std::vector<TuneConfig> unique;
   unique.emplace_back();
-  std::set<std::string> seen = {unique.front().ToJson().dump()};
+  std::set<std::string> seen = {
+      unique.front().ToJson().dump(-1, ' ', false, Json::error_handler_t::replace)};
   for (TuneConfig& c : out) {
-    if (seen.insert(c.ToJson().dump()).second) unique.push_back(std::move(c));
+    if (seen.insert(c.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace)).second)
+      unique.push_back(std::move(c));
   }
   return unique;
 }
