@@ -45,15 +45,6 @@ const PeakValue* PeakFor(const DevicePeaks& device, const BenchResult& r) {
   return nullptr;
 }
 
-std::string Iso8601Now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 Status CheckSuites(const std::vector<std::string>& suites) {
   for (const std::string& name : suites) {
     if (FindSuite(name) != nullptr) continue;
@@ -70,6 +61,15 @@ Status CheckSuites(const std::vector<std::string>& suites) {
 }
 
 }  // namespace
+
+std::string Iso8601Now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
 
 Result<std::vector<BenchResult>> MergeRuns(const std::vector<std::vector<BenchResult>>& runs) {
   if (runs.empty()) return std::vector<BenchResult>{};

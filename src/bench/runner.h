@@ -45,6 +45,9 @@ Result<BenchRun> RunBenchOn(Backend& backend, const DeviceInfo& device,
 /// each run's median kept, the best figure over all runs, invalid when any run was.
 Result<std::vector<BenchResult>> MergeRuns(const std::vector<std::vector<BenchResult>>& runs);
 
+/// The time now in UTC as ISO 8601 ("2026-12-06T14:03:11Z"), a document's "started".
+std::string Iso8601Now();
+
 /// The human-readable report: one table per suite.
 std::string BenchText(const BenchRun& run);
 

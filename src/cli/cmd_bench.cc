@@ -26,6 +26,20 @@
 namespace parity::cli {
 namespace {
 
+/// The items of a comma-separated list, empty ones left out.
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const std::size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 /// The flags of `--suite model`.
 struct ModelFlags {
   std::string workloads;
@@ -112,14 +126,7 @@ int RunModel(const std::string& backend, int device, int repeat, const ModelFlag
   Result<std::string> python = workload::FindPython(flags.python);
   if (!python.ok()) return Fail(python.status());
   options.run.python = *python;
-  std::size_t start = 0;
-  while (start < flags.workloads.size()) {
-    const std::size_t comma = flags.workloads.find(',', start);
-    std::string item = flags.workloads.substr(start, comma - start);
-    if (!item.empty()) options.workloads.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  options.workloads = SplitList(flags.workloads);
   options.repeat = repeat;
   options.backend = backend;
   options.platform = env::Fingerprint();
@@ -208,19 +215,7 @@ int RunSuites(int argc, char** argv) {
   ModelFlags model_flags;
   AddModelFlags(*app, &model_flags);
   if (auto code = Parse(*app, common, argc, argv)) return *code;
-  auto split = [](const std::string& list) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= list.size() && !list.empty()) {
-      const std::size_t comma = list.find(',', start);
-      std::string item = list.substr(start, comma - start);
-      if (!item.empty()) out.push_back(item);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    return out;
-  };
-  options.suites = split(suites);
+  options.suites = SplitList(suites);
   const bool model =
       std::find(options.suites.begin(), options.suites.end(), "model") != options.suites.end();
   const bool model_flags_given = !model_flags.workloads.empty() || !model_flags.python.empty() ||
@@ -267,7 +262,7 @@ int RunSuites(int argc, char** argv) {
                                 "--collective, --min-bytes, --max-bytes, --iters and --inject "
                                 "are for --suite collective or interconnect"));
   }
-  options.suite.dtypes = split(dtypes);
+  options.suite.dtypes = SplitList(dtypes);
   for (const std::string& d : options.suite.dtypes) {
     if (d != "float64" && d != "float32" && d != "tf32" && d != "float16" && d != "bfloat16") {
       return Fail(Status::Invalid(

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench/runner.h"
 #include "collect/bundle.h"
 #include "core/file_util.h"
 #include "core/process.h"
@@ -33,15 +34,6 @@ constexpr int kBundleTag = 11;
 constexpr std::size_t kMaxHeader = std::size_t{1} << 20;
 constexpr std::size_t kMaxBundle = std::size_t{16} << 30;
 constexpr std::size_t kLogTail = 4096;
-
-std::string UtcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // Kills a child's process group after a delay unless told it has ended first.
 class DelayedKill {
@@ -240,7 +232,7 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetColle
                                      EarlyCollect* early) {
   const int rank = session.rank(), ranks = session.size();
   const double start = MpiSession::Now();
-  const std::string started = UtcNow();
+  const std::string started = bench::Iso8601Now();
   // Rank 0 checks FLEET_DIR before anyone collects: a new or empty directory.
   std::string problem;
   if (rank == 0) {

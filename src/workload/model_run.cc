@@ -33,15 +33,6 @@ constexpr std::array<Knob, 8> kKnobs = {{
 
 constexpr std::array<std::string_view, 3> kReference = {"recsys", "transformer", "cnn"};
 
-std::string Iso8601Now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string TemporaryDirectory() {
   std::error_code ec;
   std::string tmpl = (std::filesystem::temp_directory_path(ec) / "parity-model-XXXXXX").string();
@@ -114,6 +105,16 @@ Result<Json> KnobFromText(std::string_view key, std::string_view text) {
 }
 
 std::span<const std::string_view> ReferenceWorkloads() { return kReference; }
+
+std::string LossCurveCsv(const Json& losses) {
+  std::string csv = "step,value\n";
+  int step = 0;
+  for (const Json& loss : losses) {
+    csv += fmt::format("{},{}\n", step++,
+                       loss.is_number() ? fmt::format("{:.9g}", loss.get<double>()) : "nan");
+  }
+  return csv;
+}
 
 Status CheckModelReport(const Json& r, std::string_view path) {
   auto bad = [&](std::string_view problem) { return Status::Invalid(path, problem); };
@@ -299,7 +300,7 @@ Result<bench::BenchRun> RunModelSuite(const ModelSuiteOptions& options) {
     for (std::string_view w : kReference) workloads.emplace_back(w);
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::string started = Iso8601Now();
+  const std::string started = bench::Iso8601Now();
   std::vector<std::vector<bench::BenchResult>> runs;
   Json devices = Json::object();
   for (int run = 0; run < options.repeat; ++run) {
@@ -327,16 +328,10 @@ Result<bench::BenchRun> RunModelSuite(const ModelSuiteOptions& options) {
           outcome.report.value("device_name", "");
       bench::BenchResult r = ModelResult(outcome.report);
       if (!options.curves_dir.empty()) {
-        std::string csv = "step,value\n";
-        int step = 0;
-        for (const Json& loss : outcome.report["losses"]) {
-          csv += fmt::format("{},{}\n", step++,
-                             loss.is_number() ? fmt::format("{:.9g}", loss.get<double>()) : "nan");
-        }
         const std::string name = fmt::format(
             "{}/{}{}.csv", options.curves_dir, outcome.report["workload"].get<std::string>(),
             options.repeat > 1 ? fmt::format(".run{}", run + 1) : "");
-        PARITY_RETURN_IF_ERROR(WriteTextFile(name, csv));
+        PARITY_RETURN_IF_ERROR(WriteTextFile(name, LossCurveCsv(outcome.report["losses"])));
       }
       results.push_back(std::move(r));
     }

@@ -70,6 +70,10 @@ struct ModelRunOutcome {
 /// but fails is an outcome with `failure` set.
 Result<ModelRunOutcome> RunModel(const ModelRunOptions& options);
 
+/// Per-step losses (a report's "losses", null for a loss that was not finite) as the CSV
+/// `parity quality curve` reads: "step,value" and one row per step from 0.
+std::string LossCurveCsv(const Json& losses);
+
 /// Checks a "parity-model-run" v1 report: kInvalidInput naming `path` and the field.
 Status CheckModelReport(const Json& report, std::string_view path);
 

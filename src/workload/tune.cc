@@ -33,16 +33,6 @@ std::vector<int> Rungs(int min_steps, int max_steps, int eta) {
   return out;
 }
 
-std::string LossCsv(const Json& losses) {
-  std::string csv = "step,value\n";
-  int step = 0;
-  for (const Json& loss : losses) {
-    csv += fmt::format("{},{}\n", step++,
-                       loss.is_number() ? fmt::format("{:.9g}", loss.get<double>()) : "nan");
-  }
-  return csv;
-}
-
 class Search {
  public:
   Search(const TuneOptions& options, TuneReport* report)
@@ -158,14 +148,14 @@ Status CheckLosses(const TuneOptions& options, const std::vector<const TuneTrial
   std::vector<std::string> a;
   for (const TuneTrial* t : envelope) {
     a.push_back(fmt::format("{}/default.seed{}.csv", dir, t->seed));
-    PARITY_RETURN_IF_ERROR(WriteTextFile(a.back(), LossCsv(t->losses)));
+    PARITY_RETURN_IF_ERROR(WriteTextFile(a.back(), LossCurveCsv(t->losses)));
   }
   for (TuneTrial* t : candidates) {
     CurveOptions curve;
     curve.a = a;
     curve.b = {fmt::format("{}/trial{}.csv", dir, t->id)};
     curve.patience = options.patience;
-    PARITY_RETURN_IF_ERROR(WriteTextFile(curve.b.front(), LossCsv(t->losses)));
+    PARITY_RETURN_IF_ERROR(WriteTextFile(curve.b.front(), LossCurveCsv(t->losses)));
     Result<CurveReport> judged = RunCurve(curve);
     if (!judged.ok()) {
       std::filesystem::remove_all(dir, ec);
