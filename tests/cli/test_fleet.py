@@ -258,13 +258,17 @@ class FleetCollect(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def collect(self, ranks, fleet, *extra):
+    def collect(self, ranks, fleet, *extra, env=None):
         return mpirun(ranks, "fleet", "collect", self.plan, "-o", fleet, "--work-dir", self.work,
-                      *extra, timeout=600)
+                      *extra, timeout=600, env=env)
 
     def test_slowed_rank_is_the_outlier(self):
         fleet = os.path.join(self.tmp.name, "fleet")
-        p = self.collect(4, fleet, "--sequential", "--inject", "slow:rank=2,factor=10")
+        # One OpenMP thread per member: with two, each kernel waits at its barrier for the thread
+        # whose core the machine lends elsewhere (CI builds beside the tests), and a member can
+        # come out 35 times slower. A factor of 100 stays apart from that.
+        p = self.collect(4, fleet, "--sequential", "--inject", "slow:rank=2,factor=100",
+                         env=dict(ENV, OMP_NUM_THREADS="1"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         manifest = load(os.path.join(fleet, "fleet.json"))
         self.assertEqual(manifest["format"], "parity-fleet")
@@ -297,11 +301,11 @@ class FleetCollect(unittest.TestCase):
             for o in b["outliers"]:
                 self.assertLess(o["value"], b["median"])  # the slow side only
                 self.assertGreater(o["deviations"], report["k"])
-            # Ten times slower: far below the median on every stream kernel, and the lowest
+            # A hundred times slower: far below the median on every stream kernel, and the lowest
             # figure of most (on 2 shared cores a member the machine disturbs, e.g. while the
             # sanitizer build runs beside the release tests, can fall as low on one kernel).
             lowest += min(b["values"], key=b["values"].get) == slow
-            self.assertLess(b["values"][slow], median / 4, b)
+            self.assertLess(b["values"][slow], median / 10, b)
         # Whether 3 MADs are passed on each kernel depends on how far apart the other members'
         # figures fall; on 2 shared cores they can spread by half from one member to the next,
         # which widens the MAD past a tenfold slowdown on some kernels. At least one is flagged.
@@ -309,7 +313,7 @@ class FleetCollect(unittest.TestCase):
         self.assertEqual(len(report["benchmarks"]), 6)
         self.assertGreaterEqual(lowest, 4, report["benchmarks"])
 
-        # With k = 1000 a factor of 10 is inside the spread: nothing is flagged, exit 0.
+        # With k = 1000 a factor of 100 is inside the spread (at most 1 / min_relative_mad = 100): nothing is flagged, exit 0.
         out2 = os.path.join(self.tmp.name, "report2.json")
         r = parity("fleet", "report", fleet, "--k", "1000", "--json", out2)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -317,7 +321,7 @@ class FleetCollect(unittest.TestCase):
 
         # parity accept with the fleet as CAND judges every member against one baseline.
         base = os.path.join(fleet, manifest["members"][0]["bundle"])
-        for min_ratio, expect in [(0.3, {slow: "fail"}), (0.001, {})]:
+        for min_ratio, expect in [(0.05, {slow: "fail"}), (0.001, {})]:
             with self.subTest(min_ratio=min_ratio):
                 criteria = os.path.join(self.tmp.name, "criteria.yaml")
                 with open(criteria, "w") as f:
