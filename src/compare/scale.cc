@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "compare/tolerance.h"
 #include "core/convert.h"
 
 namespace parity {
@@ -73,8 +74,15 @@ Result<std::vector<double>> RowSquares(const Tensor& t, int64_t cols) {
 }  // namespace
 
 Result<std::optional<double>> SummandScale(
-    const std::string& op, int64_t k, const std::vector<Tensor>& inputs,
+    const std::string& raw_op, int64_t k, const std::vector<Tensor>& all_inputs,
     const std::vector<std::pair<std::string, Tensor>>& params) {
+  // aten's ops are scaled as their family (tolerance.h: addmm as matmul of mat1 and mat2).
+  const OpFamily family = FamilyOf(raw_op);
+  const std::string& op = family.name;
+  if (family.first_input > all_inputs.size()) return std::optional<double>();
+  const std::vector<Tensor> shifted(all_inputs.begin() + static_cast<int64_t>(family.first_input),
+                                    all_inputs.end());
+  const std::vector<Tensor>& inputs = family.first_input > 0 ? shifted : all_inputs;
   auto param = [&](const char* name) -> const Tensor* {
     for (const auto& [key, t] : params) {
       if (key == name) return &t;

@@ -28,7 +28,14 @@ double ComputeRoundoff(const std::string& compute) {
 }
 
 bool IsMatmulFamily(const std::string& op) {
-  return op == "linear" || op == "matmul" || op == "bmm" || op == "scaled_dot_product_attention";
+  const std::string family = FamilyOf(op).name;
+  return family == "linear" || family == "matmul" || family == "bmm" ||
+         family == "scaled_dot_product_attention";
+}
+
+bool IsConvFamily(const std::string& op) {
+  const std::string family = FamilyOf(op).name;
+  return family == "conv1d" || family == "conv2d";
 }
 
 int64_t Product(const std::vector<int64_t>& dims, std::size_t from = 0) {
@@ -124,7 +131,7 @@ Tolerance Auto(const ToleranceRequest& request, const TensorContext& c) {
   } else if (c.dtype == DType::kFloat32 && IsMatmulFamily(c.op) && c.tf32_matmul) {
     t.compute = "tf32";
     why_compute = "the manifest allows tf32 matmuls";
-  } else if (c.dtype == DType::kFloat32 && (c.op == "conv1d" || c.op == "conv2d") && c.tf32_conv) {
+  } else if (c.dtype == DType::kFloat32 && IsConvFamily(c.op) && c.tf32_conv) {
     t.compute = "tf32";
     why_compute = "the manifest allows tf32 convolutions";
   } else {
@@ -258,7 +265,48 @@ std::pair<double, double> TorchDefaults(DType dtype) {
   }
 }
 
-OpClass ClassifyOp(const std::string& op) {
+OpFamily FamilyOf(const std::string& op) {
+  struct Alias {
+    std::string_view op, family;
+    std::size_t first_input;
+  };
+  static constexpr Alias kAliases[] = {
+      {"mm", "matmul", 0},
+      {"addmm", "matmul", 1},
+      {"baddbmm", "matmul", 1},
+      {"convolution", "conv2d", 0},  // K is the weight's size past its first dim, 1-d or 2-d
+      {"_softmax", "softmax", 0},
+      {"_log_softmax", "log_softmax", 0},
+      {"native_layer_norm", "layer_norm", 0},
+      {"native_batch_norm", "batch_norm", 0},
+      {"native_dropout", "dropout", 0},
+      {"_embedding_bag_forward_only", "_embedding_bag", 0},
+      {"nll_loss2d_forward", "nll_loss_forward", 0},
+      {"binary_cross_entropy", "mse_loss", 0},
+      {"_softmax_backward_data", "softmax", 0},
+      {"_log_softmax_backward_data", "softmax", 0},
+      {"native_batch_norm_backward", "batch_norm", 1},
+      {"max_pool2d_with_indices_backward", "avg_pool2d", 0},
+      {"avg_pool2d_backward", "avg_pool2d", 0},
+      {"_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d", 0},
+      {"embedding_dense_backward", "_embedding_bag", 0},
+      {"nll_loss_backward", "nll_loss_forward", 1},
+      {"nll_loss2d_backward", "nll_loss_forward", 1},
+  };
+  for (const Alias& a : kAliases) {
+    if (a.op == op) return {std::string(a.family), a.first_input};
+  }
+  if (op.starts_with("_foreach_")) return FamilyOf(op.substr(std::string_view("_foreach_").size()));
+  // In-place forms (add_, relu_ ...) are judged as their functional op; embedding_renorm_ is
+  // not one.
+  if (op.size() > 1 && op.back() == '_' && op.front() != '_' && op != "embedding_renorm_") {
+    return {op.substr(0, op.size() - 1), 0};
+  }
+  return {op, 0};
+}
+
+OpClass ClassifyOp(const std::string& raw_op) {
+  const std::string op = FamilyOf(raw_op).name;
   static const std::set<std::string> kReductions = {"linear",
                                                     "matmul",
                                                     "bmm",
@@ -271,12 +319,63 @@ OpClass ClassifyOp(const std::string& op) {
                                                     "batch_norm",
                                                     "sum",
                                                     "mean",
-                                                    "scaled_dot_product_attention"};
-  static const std::set<std::string> kElementwise = {"gelu", "silu", "add",  "mul",     "sub",
-                                                     "div",  "exp",  "tanh", "sigmoid", "dropout"};
-  static const std::set<std::string> kMovement = {"relu",       "gather",  "transpose",   "copy",
-                                                  "embedding",  "reshape", "view",        "permute",
-                                                  "contiguous", "cat",     "index_select"};
+                                                    "scaled_dot_product_attention",
+                                                    "cumsum",
+                                                    "embedding_renorm_",
+                                                    "_embedding_bag",
+                                                    "avg_pool2d",
+                                                    "_adaptive_avg_pool2d",
+                                                    "mse_loss",
+                                                    "binary_cross_entropy_with_logits",
+                                                    "nll_loss_forward",
+                                                    "native_layer_norm_backward",
+                                                    "convolution_backward"};
+  static const std::set<std::string> kElementwise = {"gelu",
+                                                     "silu",
+                                                     "add",
+                                                     "mul",
+                                                     "sub",
+                                                     "div",
+                                                     "exp",
+                                                     "tanh",
+                                                     "sigmoid",
+                                                     "dropout",
+                                                     "sqrt",
+                                                     "addcmul",
+                                                     "addcdiv",
+                                                     "lerp",
+                                                     "sigmoid_backward",
+                                                     "tanh_backward",
+                                                     "gelu_backward",
+                                                     "mse_loss_backward",
+                                                     "binary_cross_entropy_backward"};
+  static const std::set<std::string> kMovement = {"relu",
+                                                  "gather",
+                                                  "transpose",
+                                                  "copy",
+                                                  "embedding",
+                                                  "reshape",
+                                                  "view",
+                                                  "permute",
+                                                  "contiguous",
+                                                  "cat",
+                                                  "index_select",
+                                                  "max_pool2d_with_indices",
+                                                  "threshold_backward",
+                                                  "zeros",
+                                                  "ones",
+                                                  "full",
+                                                  "zeros_like",
+                                                  "ones_like",
+                                                  "full_like",
+                                                  "new_zeros",
+                                                  "new_ones",
+                                                  "new_full",
+                                                  "fill",
+                                                  "zero",
+                                                  "clone",
+                                                  "_to_copy",
+                                                  "stack"};
   if (kReductions.count(op)) return OpClass::kReduction;
   if (kElementwise.count(op)) return OpClass::kElementwise;
   if (kMovement.count(op)) return OpClass::kDataMovement;
@@ -284,9 +383,14 @@ OpClass ClassifyOp(const std::string& op) {
 }
 
 std::optional<int64_t> ReductionLength(const TensorContext& c) {
-  const std::vector<int64_t>* in0 = c.input_shapes.empty() ? nullptr : &c.input_shapes[0];
-  const std::vector<int64_t>* in1 = c.input_shapes.size() > 1 ? &c.input_shapes[1] : nullptr;
-  const std::string& op = c.op;
+  const OpFamily family = FamilyOf(c.op);
+  auto input = [&](std::size_t i) -> const std::vector<int64_t>* {
+    i += family.first_input;
+    return i < c.input_shapes.size() ? &c.input_shapes[i] : nullptr;
+  };
+  const std::vector<int64_t>* in0 = input(0);
+  const std::vector<int64_t>* in1 = input(1);
+  const std::string& op = family.name;
   if (op == "linear") {
     if (const auto* w = Param(c, "weight"); w && w->size() == 2) return (*w)[1];
     if (in1 && in1->size() == 2) return (*in1)[1];
@@ -297,7 +401,8 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
     const std::vector<int64_t>* w = Param(c, "weight");
     if (!w) w = in1;
     if (w && w->size() >= 3) return Product(*w, 1);
-  } else if (op == "softmax" || op == "log_softmax") {
+  } else if (op == "softmax" || op == "log_softmax" || op == "cumsum") {
+    if (in0 && in0->empty()) return 1;  // a 0-d tensor
     if (in0) {
       const auto d = Dim(c.attrs.value("dim", Json(-1)), in0->size());
       if (d) return (*in0)[*d];
@@ -318,7 +423,10 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
   } else if (op == "sum" || op == "mean") {
     if (!in0) return std::nullopt;
     const auto it = c.attrs.find("dim");
-    if (it == c.attrs.end() || it->is_null()) return Product(*in0);
+    if (it == c.attrs.end() || it->is_null() || (it->is_array() && it->empty())) {
+      return Product(*in0);  // aten's sum.dim_IntList takes dim=[] as every dim
+    }
+    if (in0->empty()) return 1;
     std::vector<Json> dims = it->is_array() ? it->get<std::vector<Json>>() : std::vector<Json>{*it};
     int64_t k = 1;
     for (const Json& d : dims) {
@@ -327,6 +435,45 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
       k *= (*in0)[*dim];
     }
     return k;
+  } else if (op == "native_layer_norm_backward") {
+    // dx reduces over a row, dweight and dbias over the rows: the longer of the two.
+    const auto it = c.attrs.find("normalized_shape");
+    if (in1 && it != c.attrs.end() && it->is_array()) {
+      int64_t k = 1;
+      for (const Json& d : *it)
+        k *= d.is_number_integer() ? std::max<int64_t>(d.get<int64_t>(), 1) : 1;
+      return std::max(k, Product(*in1) / k);
+    }
+  } else if (op == "convolution_backward") {
+    // dweight reduces over images and pixels, dinput over out channels and the kernel.
+    const std::vector<int64_t>* w = input(2);
+    if (in0 && w && in0->size() >= 2 && w->size() >= 2 && (*in0)[1] > 0 && (*w)[0] > 0) {
+      return std::max<int64_t>({Product(*in0) / (*in0)[1], Product(*w) / (*w)[1], 1});
+    }
+  } else if (op == "embedding_renorm_") {
+    if (in0 && in0->size() == 2) return (*in0)[1];
+  } else if (op == "_embedding_bag" || op == "nll_loss_forward") {
+    if (in1) return std::max<int64_t>(Product(*in1), 1);  // every index in one bag, at most
+  } else if (op == "mse_loss" || op == "binary_cross_entropy_with_logits") {
+    if (in0) return std::max<int64_t>(Product(*in0), 1);
+  } else if (op == "avg_pool2d") {
+    const Json kernel = c.attrs.value("kernel_size", Json());
+    if (kernel.is_array() && !kernel.empty() && kernel.size() <= 2 &&
+        std::all_of(kernel.begin(), kernel.end(),
+                    [](const Json& v) { return v.is_number_integer(); })) {
+      const int64_t kh = kernel[0].get<int64_t>(), kw = kernel[kernel.size() - 1].get<int64_t>();
+      return std::max<int64_t>(kh * kw, 1);
+    }
+  } else if (op == "_adaptive_avg_pool2d") {
+    const Json size = c.attrs.value("output_size", Json());
+    if (in0 && in0->size() >= 2 && size.is_array() && size.size() == 2 &&
+        size[0].is_number_integer() && size[1].is_number_integer() && size[0].get<int64_t>() > 0 &&
+        size[1].get<int64_t>() > 0) {
+      // A window spans at most ceil(H / out) + 1 rows and as many columns.
+      const int64_t h = (*in0)[in0->size() - 2], w = in0->back();
+      const int64_t oh = size[0].get<int64_t>(), ow = size[1].get<int64_t>();
+      return ((h + oh - 1) / oh + 1) * ((w + ow - 1) / ow + 1);
+    }
   } else if (op == "scaled_dot_product_attention") {
     if (in0 && in1 && in0->size() >= 2 && in1->size() >= 2) {
       return std::max(in0->back(), (*in1)[in1->size() - 2]);

@@ -94,6 +94,16 @@ struct TensorContext {
   std::optional<double> summand_scale;
 };
 
+/// How the tolerance model reads an op: the family it is judged as (aten's `addmm` as
+/// `matmul`, `_softmax` as `softmax`, `add_` as `add`; any other op as itself) and the position
+/// of the input that plays the family's first input (1 for addmm and baddbmm, whose `self` is
+/// the added term).
+struct OpFamily {
+  std::string name;
+  std::size_t first_input = 0;
+};
+OpFamily FamilyOf(const std::string& op);
+
 /// How an op's output may differ between correct implementations.
 enum class OpClass { kReduction, kElementwise, kDataMovement, kUnknown };
 OpClass ClassifyOp(const std::string& op);

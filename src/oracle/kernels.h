@@ -4,6 +4,7 @@
 #ifndef PARITY_ORACLE_KERNELS_H_
 #define PARITY_ORACLE_KERNELS_H_
 
+#include <array>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,52 @@ Outputs Sum(const OpCall& call);
 Outputs Mean(const OpCall& call);
 Outputs Attention(const OpCall& call);
 
+// aten ops (version 2 dumps): inputs found by their schema argument names.
+Outputs Mm(const OpCall& call);
+Outputs Addmm(const OpCall& call);  // addmm and baddbmm
+Outputs Convolution(const OpCall& call);
+Outputs NativeLayerNorm(const OpCall& call);
+Outputs NativeBatchNorm(const OpCall& call);
+Outputs Sigmoid(const OpCall& call);
+Outputs Tanh(const OpCall& call);
+Outputs Sub(const OpCall& call);
+Outputs Div(const OpCall& call);
+Outputs NativeDropout(const OpCall& call);
+Outputs EmbeddingRenorm(const OpCall& call);
+Outputs EmbeddingBag(const OpCall& call);  // _embedding_bag and _embedding_bag_forward_only
+Outputs MaxPool2dWithIndices(const OpCall& call);
+Outputs AvgPool2d(const OpCall& call);  // avg_pool2d and _adaptive_avg_pool2d
+Outputs Cat(const OpCall& call);
+Outputs IndexSelect(const OpCall& call);
+Outputs Gather(const OpCall& call);
+Outputs Cumsum(const OpCall& call);
+Outputs MseLoss(const OpCall& call);
+Outputs BceWithLogits(const OpCall& call);
+Outputs NllLoss(const OpCall& call);  // nll_loss_forward and nll_loss2d_forward
+// aten backward ops.
+Outputs ThresholdBackward(const OpCall& call);
+Outputs SigmoidBackward(const OpCall& call);
+Outputs TanhBackward(const OpCall& call);
+Outputs GeluBackward(const OpCall& call);
+Outputs SoftmaxBackward(const OpCall& call);  // _softmax_ and _log_softmax_backward_data
+Outputs NllLossBackward(const OpCall& call);
+Outputs MseLossBackward(const OpCall& call);
+Outputs BinaryCrossEntropy(const OpCall& call);  // and binary_cross_entropy_backward
+Outputs NativeLayerNormBackward(const OpCall& call);
+Outputs NativeBatchNormBackward(const OpCall& call);
+Outputs EmbeddingDenseBackward(const OpCall& call);
+Outputs MaxPool2dBackward(const OpCall& call);
+Outputs AvgPool2dBackward(const OpCall& call);  // and _adaptive_avg_pool2d_backward
+Outputs ConvolutionBackward(const OpCall& call);
+// Optimizer and other elementwise aten ops.
+Outputs Sqrt(const OpCall& call);
+Outputs Addcmul(const OpCall& call);  // addcmul and addcdiv, in place or not
+Outputs Lerp(const OpCall& call);
+Outputs Foreach(const OpCall& call);  // _foreach_<op>: the op on each list element
+Outputs Fill(const OpCall& call);     // zeros, ones, zeros_like, ones_like, new_zeros, fill_
+Outputs Copy(const OpCall& call);     // clone, copy_, _to_copy
+Outputs Stack(const OpCall& call);
+
 /// "not replayable: <why>" (kInvalidInput).
 Status Unfit(std::string_view why);
 
@@ -45,7 +92,25 @@ Result<bool> AttrBool(const OpCall& call, const char* name, bool fallback);
 Result<std::vector<int64_t>> AttrInts(const OpCall& call, const char* name, std::size_t count,
                                       int64_t fallback);
 
-/// Normalises a possibly negative dim against `rank`.
+/// The input passed as schema argument `arg`, when the call names its arguments; else the
+/// input at `position` (calls without names). Null when absent (an optional tensor left None).
+const Array* Arg(const OpCall& call, std::string_view arg, std::size_t position);
+
+/// The inputs of list argument `arg` ("tensors"), in order; every input when the call names
+/// no arguments.
+std::vector<const Array*> ArgList(const OpCall& call, std::string_view arg);
+
+/// An aten backward's `output_mask`: which of (input, weight, bias) gradients it computes and
+/// records (all three when absent).
+Result<std::array<bool, 3>> OutputMask(const OpCall& call);
+
+/// An aten `reduction` attr: 0 none, 1 mean (the default), 2 sum.
+Result<int> Reduction(const OpCall& call);
+
+/// a (..., m, k) · b (..., k, n), batch dimensions broadcast (NumPy rules), in float64.
+Result<Array> BatchedProduct(const Array& a, const Array& b);
+
+/// Normalises a possibly negative dim against `rank` (a 0-d tensor takes dims 0 and -1).
 Result<std::size_t> NormalizeDim(int64_t dim, std::size_t rank);
 
 /// C-order strides of `shape` (in elements).

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// linear, matmul, bmm: float64 products through OpenBLAS.
+// linear, matmul, bmm and aten's mm, addmm, baddbmm: float64 products through OpenBLAS.
 #include <fmt/format.h>
 
 #include "io/tensor.h"
 #include "oracle/kernels.h"
 
 namespace parity::oracle {
-namespace {
 
-// Batched a (..., m, k) · b (..., k, n) with NumPy broadcasting of the batch dimensions.
 Result<Array> BatchedProduct(const Array& a, const Array& b) {
   if (a.shape.size() < 2 || b.shape.size() < 2) return Unfit("operands need 2 dimensions");
   const int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back();
@@ -38,8 +36,6 @@ Result<Array> BatchedProduct(const Array& a, const Array& b) {
   }
   return out;
 }
-
-}  // namespace
 
 Outputs Linear(const OpCall& call) {
   if (call.inputs.empty()) return Unfit("linear needs an input");
@@ -89,6 +85,46 @@ Outputs Bmm(const OpCall& call) {
     return Unfit("bmm needs two 3-d operands with the same batch");
   }
   PARITY_ASSIGN_OR_RETURN(Array out, BatchedProduct(a, b));
+  return std::vector<Array>{std::move(out)};
+}
+
+Outputs Mm(const OpCall& call) {
+  const Array* a = Arg(call, "self", 0);
+  const Array* b = Arg(call, "mat2", 1);
+  if (a == nullptr || b == nullptr) return Unfit("mm needs self and mat2");
+  if (a->shape.size() != 2 || b->shape.size() != 2) return Unfit("mm needs two 2-d operands");
+  PARITY_ASSIGN_OR_RETURN(Array out, BatchedProduct(*a, *b));
+  return std::vector<Array>{std::move(out)};
+}
+
+// beta·self + alpha·(mat1 · mat2), self broadcast to the product; self is ignored (NaN
+// included) when beta is 0, as torch does. baddbmm is the same over a batch.
+Outputs Addmm(const OpCall& call) {
+  const bool batched = call.op.starts_with("baddbmm");
+  const Array* self = Arg(call, "self", 0);
+  const Array* a = Arg(call, batched ? "batch1" : "mat1", 1);
+  const Array* b = Arg(call, batched ? "batch2" : "mat2", 2);
+  if (self == nullptr || a == nullptr || b == nullptr) {
+    return Unfit(fmt::format("{} needs self and two operands", call.op));
+  }
+  const std::size_t rank = batched ? 3 : 2;
+  if (a->shape.size() != rank || b->shape.size() != rank ||
+      (batched && a->shape[0] != b->shape[0])) {
+    return Unfit(fmt::format("{} needs two {}-d operands", call.op, rank));
+  }
+  PARITY_ASSIGN_OR_RETURN(double beta, AttrNumber(call, "beta", 1.0));
+  PARITY_ASSIGN_OR_RETURN(double alpha, AttrNumber(call, "alpha", 1.0));
+  PARITY_ASSIGN_OR_RETURN(Array product, BatchedProduct(*a, *b));
+  if (beta == 0.0) {
+    PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShape(self->shape, product.shape));
+    if (shape != product.shape) return Unfit("self does not broadcast to the product");
+    for (double& v : product.data) v *= alpha;
+    return std::vector<Array>{std::move(product)};
+  }
+  PARITY_ASSIGN_OR_RETURN(Array out, Broadcast(*self, product, [beta, alpha](double s, double p) {
+                            return beta * s + alpha * p;
+                          }));
+  if (out.shape != product.shape) return Unfit("self does not broadcast to the product");
   return std::vector<Array>{std::move(out)};
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// softmax, log_softmax, layer_norm, rms_norm, batch_norm in float64 (two-pass statistics).
+// softmax, log_softmax, layer_norm, rms_norm, batch_norm (and aten's native_layer_norm and
+// native_batch_norm, with the statistics they return) in float64, two-pass statistics.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -72,17 +73,20 @@ Result<int64_t> NormalizedSize(const OpCall& call, const Array& x) {
 Outputs Softmax(const OpCall& call) { return SoftmaxLike(call, false); }
 Outputs LogSoftmax(const OpCall& call) { return SoftmaxLike(call, true); }
 
-Outputs LayerNorm(const OpCall& call) {
-  if (call.inputs.empty()) return Unfit("layer_norm needs an input");
-  const Array& x = call.inputs[0];
+namespace {
+
+// Layer normalisation of `x` over its trailing `normalized_shape`, with the per-row mean and
+// 1/sqrt(var + eps) (shape: x's leading dims, then ones) that aten's native_layer_norm returns.
+Outputs LayerNormOf(const OpCall& call, const Array& x, const Array* weight, const Array* bias) {
   PARITY_ASSIGN_OR_RETURN(int64_t k, NormalizedSize(call, x));
   PARITY_ASSIGN_OR_RETURN(double eps, AttrNumber(call, "eps", 1e-5));
-  const Array* weight = call.Param("weight");
-  const Array* bias = call.Param("bias");
   if ((weight && weight->numel() != k) || (bias && bias->numel() != k)) {
     return Unfit("weight or bias size differs from normalized_shape");
   }
-  Array y = x;
+  const std::size_t axis = x.shape.size() - call.attrs.at("normalized_shape").size();
+  std::vector<int64_t> stat_shape(x.shape.begin(), x.shape.begin() + static_cast<int64_t>(axis));
+  stat_shape.resize(x.shape.size(), 1);
+  Array y = x, means = Array::Filled(stat_shape), rstds = Array::Filled(stat_shape);
   for (int64_t r = 0; k > 0 && r < x.numel() / k; ++r) {
     const double* row = x.data.data() + r * k;
     double mean = 0.0;
@@ -92,6 +96,8 @@ Outputs LayerNorm(const OpCall& call) {
     for (int64_t j = 0; j < k; ++j) var += (row[j] - mean) * (row[j] - mean);
     var /= static_cast<double>(k);
     const double inv = 1.0 / std::sqrt(var + eps);
+    means.data[r] = mean;
+    rstds.data[r] = inv;
     for (int64_t j = 0; j < k; ++j) {
       double v = (row[j] - mean) * inv;
       if (weight) v *= weight->data[j];
@@ -99,7 +105,27 @@ Outputs LayerNorm(const OpCall& call) {
       y.data[r * k + j] = v;
     }
   }
-  return std::vector<Array>{std::move(y)};
+  return std::vector<Array>{std::move(y), std::move(means), std::move(rstds)};
+}
+
+}  // namespace
+
+Outputs LayerNorm(const OpCall& call) {
+  if (call.inputs.empty()) return Unfit("layer_norm needs an input");
+  PARITY_ASSIGN_OR_RETURN(
+      std::vector<Array> out,
+      LayerNormOf(call, call.inputs[0], call.Param("weight"), call.Param("bias")));
+  out.resize(1);
+  return out;
+}
+
+// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (output, mean, rstd).
+Outputs NativeLayerNorm(const OpCall& call) {
+  const Array* x = Arg(call, "input", 0);
+  if (x == nullptr) return Unfit("native_layer_norm needs an input");
+  const bool named = !call.input_args.empty();
+  return LayerNormOf(call, *x, named ? Arg(call, "weight", 1) : nullptr,
+                     named ? Arg(call, "bias", 2) : nullptr);
 }
 
 Outputs RmsNorm(const OpCall& call) {
@@ -125,25 +151,29 @@ Outputs RmsNorm(const OpCall& call) {
   return std::vector<Array>{std::move(y)};
 }
 
-Outputs BatchNorm(const OpCall& call) {
-  if (call.inputs.empty()) return Unfit("batch_norm needs an input");
-  const Array& x = call.inputs[0];
+namespace {
+
+struct BatchNormArgs {
+  const Array* x = nullptr;
+  const Array *weight = nullptr, *bias = nullptr, *running_mean = nullptr, *running_var = nullptr;
+};
+
+// Batch normalisation over (N, C, ...) per channel; with the batch mean and 1/sqrt(var + eps)
+// (biased variance) aten's native_batch_norm returns in training, empty ones in eval.
+Outputs BatchNormOf(const OpCall& call, const BatchNormArgs& a, bool training) {
+  const Array& x = *a.x;
   if (x.shape.size() < 2) return Unfit("batch_norm needs (N, C, ...) input");
   PARITY_ASSIGN_OR_RETURN(double eps, AttrNumber(call, "eps", 1e-5));
-  PARITY_ASSIGN_OR_RETURN(bool training, AttrBool(call, "training", false));
   const int64_t n = x.shape[0], c = x.shape[1];
   const int64_t spatial = n * c > 0 ? x.numel() / (n * c) : 0;
-  const Array* running_mean = call.Param("running_mean");
-  const Array* running_var = call.Param("running_var");
-  const Array* weight = call.Param("weight");
-  const Array* bias = call.Param("bias");
-  for (const Array* p : {running_mean, running_var, weight, bias}) {
+  for (const Array* p : {a.running_mean, a.running_var, a.weight, a.bias}) {
     if (p && p->numel() != c) return Unfit("a per-channel param's size differs from C");
   }
-  if (!training && (!running_mean || !running_var)) {
+  if (!training && (!a.running_mean || !a.running_var)) {
     return Unfit("eval-mode batch_norm needs running_mean and running_var");
   }
   Array y = x;
+  Array means = Array::Filled({training ? c : 0}), invstds = Array::Filled({training ? c : 0});
   for (int64_t ch = 0; ch < c; ++ch) {
     double mean = 0.0, var = 0.0;
     if (training) {  // batch statistics (biased variance), as the forward pass uses them
@@ -159,12 +189,14 @@ Outputs BatchNorm(const OpCall& call) {
         }
       }
       var /= count;
+      means.data[ch] = mean;
+      invstds.data[ch] = 1.0 / std::sqrt(var + eps);
     } else {
-      mean = running_mean->data[ch];
-      var = running_var->data[ch];
+      mean = a.running_mean->data[ch];
+      var = a.running_var->data[ch];
     }
-    const double scale = (weight ? weight->data[ch] : 1.0) / std::sqrt(var + eps);
-    const double shift = bias ? bias->data[ch] : 0.0;
+    const double scale = (a.weight ? a.weight->data[ch] : 1.0) / std::sqrt(var + eps);
+    const double shift = a.bias ? a.bias->data[ch] : 0.0;
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t s = 0; s < spatial; ++s) {
         const int64_t at = (i * c + ch) * spatial + s;
@@ -172,7 +204,31 @@ Outputs BatchNorm(const OpCall& call) {
       }
     }
   }
-  return std::vector<Array>{std::move(y)};
+  return std::vector<Array>{std::move(y), std::move(means), std::move(invstds)};
+}
+
+}  // namespace
+
+Outputs BatchNorm(const OpCall& call) {
+  if (call.inputs.empty()) return Unfit("batch_norm needs an input");
+  PARITY_ASSIGN_OR_RETURN(bool training, AttrBool(call, "training", false));
+  BatchNormArgs a{&call.inputs[0], call.Param("weight"), call.Param("bias"),
+                  call.Param("running_mean"), call.Param("running_var")};
+  PARITY_ASSIGN_OR_RETURN(std::vector<Array> out, BatchNormOf(call, a, training));
+  out.resize(1);
+  return out;
+}
+
+// native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+// -> (output, save_mean, save_invstd). The running statistics it updates in place are not
+// among its outputs.
+Outputs NativeBatchNorm(const OpCall& call) {
+  const Array* x = Arg(call, "input", 0);
+  if (x == nullptr || call.input_args.empty()) return Unfit("native_batch_norm needs named inputs");
+  PARITY_ASSIGN_OR_RETURN(bool training, AttrBool(call, "training", false));
+  BatchNormArgs a{x, Arg(call, "weight", 1), Arg(call, "bias", 2), Arg(call, "running_mean", 3),
+                  Arg(call, "running_var", 4)};
+  return BatchNormOf(call, a, training);
 }
 
 }  // namespace parity::oracle

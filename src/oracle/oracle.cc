@@ -21,8 +21,10 @@ struct OpEntry {
   oracle::Outputs (*replay)(const OpCall&);
 };
 
-// The registry: every op docs/DESIGN.md names for replay.
-constexpr std::array<OpEntry, 21> kOps = {{
+// The registry: every op docs/DESIGN.md names for replay (version 1), then the aten ops of
+// version 2 dumps (docs/EXPLAIN.md, "aten ops"). aten's add, mul, sum, mean, gelu, silu, relu,
+// bmm and embedding share version 1's names and replays.
+constexpr OpEntry kOps[] = {
     {"linear", oracle::Linear},
     {"matmul", oracle::Matmul},
     {"bmm", oracle::Bmm},
@@ -44,11 +46,94 @@ constexpr std::array<OpEntry, 21> kOps = {{
     {"dropout", oracle::Dropout},
     {"scaled_dot_product_attention", oracle::Attention},
     {"module", nullptr},  // a container: its inner calls are recorded and replayed separately
-}};
+    // aten
+    {"mm", oracle::Mm},
+    {"addmm", oracle::Addmm},
+    {"baddbmm", oracle::Addmm},
+    {"convolution", oracle::Convolution},
+    {"_softmax", oracle::Softmax},
+    {"_log_softmax", oracle::LogSoftmax},
+    {"native_layer_norm", oracle::NativeLayerNorm},
+    {"native_batch_norm", oracle::NativeBatchNorm},
+    {"sigmoid", oracle::Sigmoid},
+    {"tanh", oracle::Tanh},
+    {"sub", oracle::Sub},
+    {"div", oracle::Div},
+    {"add_", oracle::Add},
+    {"sub_", oracle::Sub},
+    {"mul_", oracle::Mul},
+    {"div_", oracle::Div},
+    {"relu_", oracle::Relu},
+    {"sigmoid_", oracle::Sigmoid},
+    {"tanh_", oracle::Tanh},
+    {"native_dropout", oracle::NativeDropout},
+    {"embedding_renorm_", oracle::EmbeddingRenorm},
+    {"_embedding_bag", oracle::EmbeddingBag},
+    {"_embedding_bag_forward_only", oracle::EmbeddingBag},
+    {"max_pool2d_with_indices", oracle::MaxPool2dWithIndices},
+    {"avg_pool2d", oracle::AvgPool2d},
+    {"_adaptive_avg_pool2d", oracle::AvgPool2d},
+    {"cat", oracle::Cat},
+    {"index_select", oracle::IndexSelect},
+    {"gather", oracle::Gather},
+    {"cumsum", oracle::Cumsum},
+    {"mse_loss", oracle::MseLoss},
+    {"binary_cross_entropy_with_logits", oracle::BceWithLogits},
+    {"nll_loss_forward", oracle::NllLoss},
+    {"nll_loss2d_forward", oracle::NllLoss},
+    {"binary_cross_entropy", oracle::BinaryCrossEntropy},
+    // aten backward
+    {"threshold_backward", oracle::ThresholdBackward},
+    {"sigmoid_backward", oracle::SigmoidBackward},
+    {"tanh_backward", oracle::TanhBackward},
+    {"gelu_backward", oracle::GeluBackward},
+    {"_softmax_backward_data", oracle::SoftmaxBackward},
+    {"_log_softmax_backward_data", oracle::SoftmaxBackward},
+    {"nll_loss_backward", oracle::NllLossBackward},
+    {"nll_loss2d_backward", oracle::NllLossBackward},
+    {"mse_loss_backward", oracle::MseLossBackward},
+    {"binary_cross_entropy_backward", oracle::BinaryCrossEntropy},
+    {"native_layer_norm_backward", oracle::NativeLayerNormBackward},
+    {"native_batch_norm_backward", oracle::NativeBatchNormBackward},
+    {"embedding_dense_backward", oracle::EmbeddingDenseBackward},
+    {"max_pool2d_with_indices_backward", oracle::MaxPool2dBackward},
+    {"avg_pool2d_backward", oracle::AvgPool2dBackward},
+    {"_adaptive_avg_pool2d_backward", oracle::AvgPool2dBackward},
+    {"convolution_backward", oracle::ConvolutionBackward},
+    // aten optimizer arithmetic, and ops that make or copy tensors
+    {"sqrt", oracle::Sqrt},
+    {"addcmul", oracle::Addcmul},
+    {"addcdiv", oracle::Addcmul},
+    {"lerp", oracle::Lerp},
+    {"zeros", oracle::Fill},
+    {"ones", oracle::Fill},
+    {"full", oracle::Fill},
+    {"zeros_like", oracle::Fill},
+    {"ones_like", oracle::Fill},
+    {"full_like", oracle::Fill},
+    {"new_zeros", oracle::Fill},
+    {"new_ones", oracle::Fill},
+    {"new_full", oracle::Fill},
+    {"fill_", oracle::Fill},
+    {"zero_", oracle::Fill},
+    {"clone", oracle::Copy},
+    {"copy_", oracle::Copy},
+    {"_to_copy", oracle::Copy},
+    {"stack", oracle::Stack},
+};
 
 const OpEntry* FindOp(std::string_view op) {
   for (const OpEntry& e : kOps) {
     if (e.name == op) return &e;
+  }
+  if (op.starts_with("_foreach_")) {
+    static constexpr OpEntry kForeach = {"_foreach_", oracle::Foreach};
+    return &kForeach;
+  }
+  // aten's in-place forms (add_, addmm_, cumsum_ ...) compute what the functional op does.
+  if (op.size() > 1 && op.back() == '_' && op.front() != '_') {
+    const OpEntry* functional = FindOp(op.substr(0, op.size() - 1));
+    if (functional != nullptr && functional->replay != nullptr) return functional;
   }
   return nullptr;
 }
@@ -167,6 +252,14 @@ Status Unfit(std::string_view why) {
 
 Result<double> AttrNumber(const OpCall& call, const char* name, double fallback) {
   const auto it = call.attrs.find(name);
+  if (it != call.attrs.end() && it->is_null()) {  // a non-finite float (parity_dump's marker)
+    const auto marker = call.attrs.find(std::string(name) + "_nonfinite");
+    if (marker != call.attrs.end() && marker->is_string()) {
+      const std::string m = marker->get<std::string>();
+      if (m == "nan") return std::nan("");
+      if (m == "inf" || m == "-inf") return m == "inf" ? HUGE_VAL : -HUGE_VAL;
+    }
+  }
   if (it == call.attrs.end() || it->is_null()) return fallback;
   if (it->is_boolean()) return it->get<bool>() ? 1.0 : 0.0;
   if (!it->is_number()) return Unfit(fmt::format("attr '{}' is not a number", name));
@@ -202,11 +295,57 @@ Result<std::vector<int64_t>> AttrInts(const OpCall& call, const char* name, std:
 }
 
 Result<std::size_t> NormalizeDim(int64_t dim, std::size_t rank) {
-  const auto r = static_cast<int64_t>(rank);
-  if (dim < -r || dim >= std::max<int64_t>(r, 1)) {
+  const int64_t r = std::max<int64_t>(static_cast<int64_t>(rank), 1);  // torch wraps 0-d as 1-d
+  if (dim < -r || dim >= r) {
     return Unfit(fmt::format("dim {} out of range for {} dimensions", dim, rank));
   }
   return static_cast<std::size_t>(dim < 0 ? dim + r : dim);
+}
+
+const Array* Arg(const OpCall& call, std::string_view arg, std::size_t position) {
+  if (call.input_args.empty())
+    return position < call.inputs.size() ? &call.inputs[position] : nullptr;
+  for (std::size_t i = 0; i < call.input_args.size() && i < call.inputs.size(); ++i) {
+    if (call.input_args[i] == arg) return &call.inputs[i];
+  }
+  return nullptr;
+}
+
+std::vector<const Array*> ArgList(const OpCall& call, std::string_view arg) {
+  std::vector<const Array*> out;
+  for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+    if (call.input_args.empty() || (i < call.input_args.size() && call.input_args[i] == arg)) {
+      out.push_back(&call.inputs[i]);
+    }
+  }
+  return out;
+}
+
+Result<std::array<bool, 3>> OutputMask(const OpCall& call) {
+  std::array<bool, 3> mask = {true, true, true};
+  const auto it = call.attrs.find("output_mask");
+  if (it == call.attrs.end() || it->is_null()) return mask;
+  if (!it->is_array() || it->size() != 3) return Unfit("output_mask is not three booleans");
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!(*it)[i].is_boolean()) return Unfit("output_mask is not three booleans");
+    mask[i] = (*it)[i].get<bool>();
+  }
+  return mask;
+}
+
+Result<int> Reduction(const OpCall& call) {
+  const auto it = call.attrs.find("reduction");
+  if (it == call.attrs.end() || it->is_null()) return 1;
+  if (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= 2) {
+    return static_cast<int>(it->get<int64_t>());
+  }
+  if (it->is_string()) {
+    const std::string r = it->get<std::string>();
+    if (r == "none") return 0;
+    if (r == "mean") return 1;
+    if (r == "sum") return 2;
+  }
+  return Unfit(fmt::format("reduction {} is not none, mean or sum", it->dump()));
 }
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {

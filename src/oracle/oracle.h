@@ -41,6 +41,9 @@ struct OpCall {
   /// epsilon; a bool attention mask keeps rather than adds).
   std::vector<DType> input_dtypes;
   std::vector<Array> inputs;
+  /// The schema argument each input was passed as ("self", "mat1", "tensors"), parallel to
+  /// `inputs`; empty when the record names none (version 1 dumps, calls built by hand).
+  std::vector<std::string> input_args;
   std::vector<std::pair<std::string, Array>> params;
   /// The recorded outputs: dropout recovers its mask from them; nothing else reads them.
   std::vector<Array> recorded_outputs;

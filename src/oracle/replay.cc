@@ -34,10 +34,14 @@ Status ToOpCall(const DumpRecord& record, LoadedRecord* l) {
   OpCall& call = l->call;
   call.op = record.op;
   call.attrs = record.attrs;
-  for (const Tensor& t : l->inputs) {
+  bool named = false;
+  for (const DumpTensorRef& ref : record.inputs) named = named || !ref.arg.empty();
+  for (std::size_t i = 0; i < l->inputs.size(); ++i) {
+    const Tensor& t = l->inputs[i];
     PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));
     call.inputs.push_back(std::move(a));
     call.input_dtypes.push_back(t.dtype());
+    if (named) call.input_args.push_back(record.inputs[i].arg);
   }
   for (const auto& [key, t] : l->params) {
     PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));

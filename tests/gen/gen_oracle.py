@@ -8,6 +8,10 @@
   OUT/oracle/f32/     the same cases in float32, outputs from PyTorch's float32 kernels
   OUT/oracle/unfit/   records whose attrs or tensors don't fit their op, or that can't be
                       replayed (expected.json "unfit": seq -> the reason's key words)
+  OUT/oracle/f64_aten/, f32_aten/
+                      version 2 dumps of aten ops (forward, backward, optimizer arithmetic)
+                      called through torch.ops.aten under python/parity_dump's capture: the
+                      outputs are PyTorch's own kernels in float64 and in float32
 
 Usage: gen_oracle.py OUT
 """
@@ -19,6 +23,9 @@ import sys
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import parity_dump  # noqa: E402  (the checkout's capture, pure Python)
 
 OUT = None
 EXPECTED = {"f64": [], "f32": [], "unfit": []}
@@ -251,8 +258,186 @@ def gen_unfit():
                                                 "nan": 0, "inf": 0}}], {}, {},
         "statistics only")
     add("shape_mismatch", "relu", [r(4)], {}, {}, "shape", outputs=[r(5)])
+    # aten ops (positional inputs: this dump names no arguments)
+    add("convolution_transposed", "convolution", [x, r(4, 3, 3, 3)], {}, {"transposed": True},
+        "transposed")
+    add("native_batch_norm_unnamed", "native_batch_norm", [r(4, 3)], {}, {"training": True},
+        "named inputs")
+    add("embedding_bag_2d", "_embedding_bag", [r(10, 3), torch.tensor([[1, 2]]),
+                                               torch.tensor([0])], {}, {"mode": 0}, "1-d")
+    add("nll_target_range", "nll_loss_forward", [r(3, 4), torch.tensor([0, 7, 1])], {},
+        {"reduction": 1, "ignore_index": -100}, "out of range")
+    add("foreach_unnamed", "_foreach_add_", [r(3)], {}, {"scalar": 1.0}, "named self list")
+    add("new_zeros_huge", "new_zeros", [r(2)], {}, {"size": [1 << 20, 1 << 20]},
+        "implausibly large")
+    add("avg_pool_padding", "avg_pool2d", [x], {}, {"kernel_size": [2, 2], "padding": [3, 3]},
+        "more than half")
+    add("cat_ranks", "cat", [r(2, 3), r(2)], {}, {"dim": 0}, "different ranks")
+    add("reduction_bad", "mse_loss", [r(3), r(3)], {}, {"reduction": 7}, "reduction")
+    add("output_mask_bad", "convolution_backward", [r(2, 3, 3, 3), x, r(3, 4, 3, 3)], {},
+        {"output_mask": [True]}, "output_mask")
     dump.close()
     EXPECTED["unfit_dir"] = dump.root
+
+
+def aten_cases(dtype, gen):
+    """(name, (op, args, kwargs)) pairs, every tensor made here, before any capture."""
+    A = torch.ops.aten
+    call = lambda op, *args, **kwargs: (op, args, kwargs)
+    r = lambda *shape: torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
+    pos = lambda *shape: r(*shape).abs() + 0.1
+    x, y, v = r(4, 6), r(6, 3), r(3)
+    img, w2, b2 = r(2, 4, 9, 7), r(6, 2, 3, 2), r(6)
+    seq, w1 = r(2, 4, 20), r(4, 2, 3)
+    conv_attrs = ([2, 1], [1, 1], [1, 1], False, [0, 0], 2)
+    conv_out = A.convolution(img, w2, b2, *conv_attrs)
+    ln_x, ln_w, ln_b = r(3, 4, 5), r(5), r(5)
+    _, ln_mean, ln_rstd = A.native_layer_norm(ln_x, [5], ln_w, ln_b, 1e-5)
+    bn_x, bn_w, bn_b, rm, rv = r(4, 3, 5), r(3), r(3), r(3), pos(3)
+    _, bn_mean, bn_invstd = A.native_batch_norm(bn_x, bn_w, bn_b, rm.clone(), rv.clone(), True,
+                                                0.1, 1e-5)
+    soft = A._softmax(r(3, 5) * 3, 1, False)
+    logsoft = A._log_softmax(r(4, 5) * 3, -1, False)
+    table, ids = r(10, 5), torch.tensor([[0, 3, 9], [2, 2, 1]])
+    bag_ids, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 0]), torch.tensor([0, 4, 4, 7])
+    target = torch.tensor([0, 4, 2, -100])
+    img_target = torch.randint(0, 4, (2, 9, 7), generator=gen)
+    probs = torch.rand(3, 4, generator=gen, dtype=torch.float64).to(dtype) * 0.9 + 0.05
+    labels = torch.randint(0, 2, (3, 4), generator=gen).to(dtype)
+    pooled, pool_idx = A.max_pool2d_with_indices(img, [3, 3], [2, 2], [1, 1], [1, 1], True)
+    avg_attrs = ([3, 2], [2, 1], [1, 1], True, False, None)
+    avg = A.avg_pool2d(img, *avg_attrs)
+    adaptive = A._adaptive_avg_pool2d(img, [4, 3])
+    nll_total = A.nll_loss_forward(logsoft, target, pos(5), 1, -100)[1]
+    state = [r(4, 3) for _ in range(8)]
+    grads = [r(4, 3) for _ in range(4)]
+    torch.manual_seed(7)  # native_dropout's mask
+    return [
+        ("mm", call(A.mm, x, y)),
+        ("addmm", call(A.addmm, v, x, y, beta=0.5, alpha=2.0)),
+        ("addmm_beta0", call(A.addmm, torch.full((4, 3), float("nan"), dtype=dtype), x, y,
+                                        beta=0.0)),
+        ("bmm", call(A.bmm, r(3, 4, 5), r(3, 5, 2))),
+        ("baddbmm", call(A.baddbmm, r(3, 4, 2), r(3, 4, 5), r(3, 5, 2), alpha=1.5)),
+        ("convolution2d", call(A.convolution, img, w2, b2, *conv_attrs)),
+        ("convolution1d", call(A.convolution, seq, w1, None, [2], [1], [2], False, [0], 2)),
+        ("convolution_backward", call(A.convolution_backward, 
+            r(*conv_out.shape), img, w2, [6], *conv_attrs, [True, True, True])),
+        ("convolution_backward_input", call(A.convolution_backward, 
+            r(*conv_out.shape), img, w2, None, *conv_attrs, [True, False, False])),
+        ("softmax", call(A._softmax, r(3, 5, 4) * 4, 1, False)),
+        ("log_softmax_0d", call(A._log_softmax, r(), -1, False)),
+        ("softmax_backward", call(A._softmax_backward_data, r(3, 5), soft, 1, dtype)),
+        ("log_softmax_backward", call(A._log_softmax_backward_data, r(4, 5), logsoft, -1,
+                                                                       dtype)),
+        ("layer_norm", call(A.native_layer_norm, ln_x, [4, 5], None, None, 1e-6)),
+        ("layer_norm_affine", call(A.native_layer_norm, ln_x, [5], ln_w, ln_b, 1e-5)),
+        ("layer_norm_backward", call(A.native_layer_norm_backward, 
+            r(3, 4, 5), ln_x, [5], ln_mean, ln_rstd, ln_w, ln_b, [True, True, True])),
+        ("batch_norm_train", call(A.native_batch_norm, bn_x, bn_w, bn_b, rm.clone(),
+                                                         rv.clone(), True, 0.1, 1e-5)),
+        ("batch_norm_eval_2d", call(A.native_batch_norm, r(6, 3), bn_w, None, rm, rv, False,
+                                                           0.1, 1e-5)),
+        ("batch_norm_backward", call(A.native_batch_norm_backward, 
+            r(4, 3, 5), bn_x, bn_w, rm, rv, bn_mean, bn_invstd, True, 1e-5,
+            [True, True, True])),
+        ("gelu", call(A.gelu, r(50) * 3)),
+        ("gelu_tanh", call(A.gelu, r(50) * 3, approximate="tanh")),
+        ("gelu_backward", call(A.gelu_backward, r(50), r(50) * 3)),
+        ("gelu_tanh_backward", call(A.gelu_backward, r(50), r(50) * 3, approximate="tanh")),
+        ("silu", call(A.silu, r(20))),
+        ("relu", call(A.relu, r(20))),
+        ("sigmoid", call(A.sigmoid, r(20) * 4)),
+        ("tanh", call(A.tanh, r(20) * 2)),
+        ("threshold_backward", call(A.threshold_backward, r(20), r(20), 0.0)),
+        ("sigmoid_backward", call(A.sigmoid_backward, r(20), torch.sigmoid(r(20)))),
+        ("tanh_backward", call(A.tanh_backward, r(20), torch.tanh(r(20)))),
+        ("add_alpha", call(A.add, r(2, 1, 3), r(4, 3), alpha=2.0)),
+        ("add_scalar", call(A.add, r(4), 1.5)),
+        ("sub_alpha", call(A.sub, r(4, 3), r(3), alpha=0.5)),
+        ("mul_scalar", call(A.mul, r(4, 3), 3.0)),
+        ("div", call(A.div, r(4, 3), pos(4, 3))),
+        ("div_floor", call(A.div, r(4, 3) * 5, pos(3), rounding_mode="floor")),
+        ("add_inplace", call(A.add_, state[0], r(4, 3), alpha=-0.1)),
+        ("sum_dims", call(A.sum, r(3, 4, 5), [1, -1], True)),
+        ("sum_all", call(A.sum, r(3, 4))),
+        ("sum_0d", call(A.sum, r(), [-1])),
+        ("mean_dim", call(A.mean, r(3, 4), [0])),
+        ("embedding", call(A.embedding, table, ids)),
+        ("embedding_renorm", call(A.embedding_renorm_, table.clone(), ids, 1.0, 2.0)),
+        ("embedding_backward", call(A.embedding_dense_backward, r(2, 3, 5), ids, 10, -1,
+                                                                  False)),
+        ("embedding_backward_freq", call(A.embedding_dense_backward, r(2, 3, 5), ids, 10, 2,
+                                                                       True)),
+        ("embedding_bag_sum", call(A._embedding_bag, table, bag_ids, offsets, False, 0, False,
+                                                       r(9), False, -1)),
+        ("embedding_bag_mean", call(A._embedding_bag, table, bag_ids, offsets, False, 1,
+                                                        False, None, False, 4)),
+        ("embedding_bag_max", call(A._embedding_bag_forward_only, table, bag_ids, offsets,
+                                                                    False, 2, False, None,
+                                                                    False, -1)),
+        ("max_pool2d", call(A.max_pool2d_with_indices, img, [3, 3], [2, 2], [1, 1], [1, 1],
+                                                         True)),
+        ("max_pool2d_backward", call(A.max_pool2d_with_indices_backward, 
+            r(*pooled.shape), img, [3, 3], [2, 2], [1, 1], [1, 1], True, pool_idx)),
+        ("avg_pool2d", call(A.avg_pool2d, img, *avg_attrs)),
+        ("avg_pool2d_divisor", call(A.avg_pool2d, img, [2, 2], [], [0, 0], False, True, 3)),
+        ("avg_pool2d_backward", call(A.avg_pool2d_backward, r(*avg.shape), img, *avg_attrs)),
+        ("adaptive_avg_pool2d", call(A._adaptive_avg_pool2d, img, [4, 3])),
+        ("adaptive_avg_pool2d_backward", call(A._adaptive_avg_pool2d_backward, 
+            r(*adaptive.shape), img)),
+        ("cat", call(A.cat, [r(2, 3), r(2, 4), torch.zeros(0, dtype=dtype)], 1)),
+        ("stack", call(A.stack, [r(2, 3), r(2, 3)], -1)),
+        ("index_select", call(A.index_select, r(3, 5), 1, torch.tensor([4, 0, 4]))),
+        ("gather", call(A.gather, r(3, 5), 1, torch.tensor([[0, 4], [1, 1], [3, 2]]))),
+        ("cumsum", call(A.cumsum, r(4, 6), -1)),
+        ("native_dropout", call(A.native_dropout, r(8, 8), 0.3, True)),
+        ("bce_with_logits", call(A.binary_cross_entropy_with_logits, r(3, 4) * 3, labels,
+                                                                       pos(3, 4), pos(4), 1)),
+        ("bce_with_logits_none", call(A.binary_cross_entropy_with_logits, r(3, 4), labels,
+                                                                            None, None, 0)),
+        ("bce", call(A.binary_cross_entropy, probs, labels, None, 1)),
+        ("bce_backward", call(A.binary_cross_entropy_backward, r(), probs, labels, None, 1)),
+        ("mse_loss", call(A.mse_loss, r(3, 4), r(3, 4), 2)),
+        ("mse_loss_backward", call(A.mse_loss_backward, r(), r(3, 4), r(3, 4), 1)),
+        ("nll_loss", call(A.nll_loss_forward, logsoft, target, pos(5), 1, -100)),
+        ("nll_loss_none", call(A.nll_loss_forward, logsoft, target, None, 0, -100)),
+        ("nll_loss2d", call(A.nll_loss2d_forward, r(2, 4, 9, 7), img_target, None, 2, -100)),
+        ("nll_loss_backward", call(A.nll_loss_backward, r(), logsoft, target, pos(5), 1, -100,
+                                                          nll_total)),
+        ("sqrt", call(A.sqrt, pos(4, 3))),
+        ("addcmul", call(A.addcmul_, state[1], grads[0], grads[0], value=0.001)),
+        ("addcdiv", call(A.addcdiv_, state[2], grads[1], pos(4, 3), value=-0.01)),
+        ("lerp", call(A.lerp_, state[3], grads[2], 0.1)),
+        ("foreach_add", call(A._foreach_add_, [state[4], state[5]], 1.0)),
+        ("foreach_addcmul", call(A._foreach_addcmul_, [state[6], state[7]], grads[:2],
+                                                        grads[2:], 0.5)),
+        ("foreach_sqrt", call(A._foreach_sqrt, [pos(2), pos(3, 1)])),
+        ("zeros_like", call(A.zeros_like, r(2, 3))),
+        ("new_zeros", call(A.new_zeros, r(2), [3, 2])),
+        ("fill", call(A.fill_, r(2, 2), 2.5)),
+        ("clone", call(A.clone, r(3))),
+        ("copy", call(A.copy_, r(2, 3), r(3))),
+        ("to_copy", call(A._to_copy, r(5), dtype=torch.float16)),
+    ]
+
+
+def gen_aten(kind, dtype):
+    """A version 2 dump of every aten case, captured by parity_dump; "<kind>_aten" lists the
+    ops recorded."""
+    gen = torch.Generator().manual_seed(20261206)
+    root = path(kind + "_aten", "x")[:-2]
+    if os.path.isdir(root):
+        import shutil
+        shutil.rmtree(root)
+    cases = aten_cases(dtype, gen)
+    with parity_dump.capture(torch.nn.Module(), root):
+        for _, (op, args, kwargs) in cases:
+            op(*args, **kwargs)
+    with open(os.path.join(root, "records.jsonl")) as f:
+        ops = sorted({json.loads(line)["op"] for line in f})
+    EXPECTED[kind + "_aten"] = {"cases": [name for name, _ in cases], "ops": ops}
+    EXPECTED[kind + "_aten_dir"] = root
 
 
 def main():
@@ -264,6 +449,8 @@ def main():
     gen_ops("f64", torch.float64)
     gen_ops("f32", torch.float32)
     gen_unfit()
+    gen_aten("f64", torch.float64)
+    gen_aten("f32", torch.float32)
     with open(os.path.join(OUT, "oracle", "expected.json"), "w") as f:
         json.dump(EXPECTED, f, indent=1)
 

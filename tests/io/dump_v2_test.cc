@@ -360,7 +360,7 @@ TEST(DumpV2, CoverageCountsOpsPassesAndReplayable) {
       Record(0, "relu", "forward", 0, 0, {{"op", "relu"}, {"inputs", {x}}, {"outputs", {y}}}),
       // relu again, but saved as statistics: compared only.
       Record(1, "relu", "backward", 0, 0, {{"op", "relu"}}),
-      Record(2, "mm", "forward", 0, 1),  // addmm: no replay
+      Record(2, "mm", "forward", 0, 1),  // addmm: replayable, but saved without data
   });
   auto dump = DumpDir::Open(w.dir());
   ASSERT_TRUE(dump.ok()) << dump.status().message();
@@ -370,7 +370,7 @@ TEST(DumpV2, CoverageCountsOpsPassesAndReplayable) {
   EXPECT_EQ(c.compared_only, 2);
   ASSERT_EQ(c.ops.size(), 2u);
   EXPECT_TRUE(c.ops.at("relu").replayable);
-  EXPECT_FALSE(c.ops.at("addmm").replayable);
+  EXPECT_TRUE(c.ops.at("addmm").replayable);
   EXPECT_EQ(c.ops.at("relu").passes,
             (std::map<std::string, int64_t>{{"backward", 1}, {"forward", 1}}));
   EXPECT_EQ(c.omitted.at("view"), 7);
