@@ -62,6 +62,11 @@ std::string MatchText(double rel_rmse) {
   return rel_rmse == 0.0 ? "exactly" : "to " + Sci(rel_rmse) + " (relative rms)";
 }
 
+// " at 99.6% of its elements" where a replay agrees with fewer than all of them.
+std::string ShareText(double share) {
+  return share < 1.0 ? fmt::format(" at {:.1f}% of its elements", 100.0 * share) : "";
+}
+
 // --- one side against the oracle -------------------------------------------------------------
 
 struct SideEval {
@@ -409,8 +414,16 @@ std::optional<std::string> PrecisionEvidence(const std::string& side, const std:
   std::string text = fmt::format("{} is beyond {}", LocalText(side, e), BoundText(e.tolerance));
   if (!f.magnitude.empty()) text += " (" + f.magnitude + ")";
   if (f.variant) {
-    text += fmt::format("; a replay with {} matches {} {}: {} ran in {}", f.variant->Describe(),
-                        side, MatchText(f.variant_rel_rmse), op, PrecisionName(*f.precision));
+    text += fmt::format("; a replay with {} matches {} {}{}: {} ran in {}", f.variant->Describe(),
+                        side, MatchText(f.variant_rel_rmse), ShareText(f.variant_share), op,
+                        PrecisionName(*f.precision));
+    if (f.variant->precision == Precision::kTf32) {
+      text += fmt::format(" ({})", RoundingName(f.variant->rounding));
+    }
+    for (const Variant& v : f.equally_close) {
+      text += fmt::format(" (one with {} matches equally: the data cannot tell them apart)",
+                          v.Describe());
+    }
   } else {
     text += fmt::format(
         "; {}'s outputs all lie on the {} grid, though no replay variant "
@@ -594,14 +607,16 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
         Side(on_b), e.op, PrecisionName(*p), Name(x.outputs[0].dtype()), Name(WidestFloatInput(x)),
         Side(!on_b), Name(other.outputs[0].dtype()));
     if (ex.replayed) {
-      const Variant v{*p, false, true, true};
+      const Variant v{*p, Rounding::kNearestEven, true, true};
       if (auto replayed = ReplayVariant(x.call, v); replayed.ok()) {
         const Agreement agree =
             Agree(x.call.recorded_outputs, *replayed, ex.tolerance.atol, ex.tolerance.rtol, *p);
-        e.reason += agree.all_within ? fmt::format("; a replay with {} matches {} {}", v.Describe(),
-                                                   Side(on_b), MatchText(agree.rel_rmse()))
-                                     : fmt::format("; a replay with {} differs from {} by {}",
-                                                   v.Describe(), Side(on_b), Sci(agree.rel_rmse()));
+        e.reason +=
+            Reproduces(agree, ex.local)
+                ? fmt::format("; a replay with {} matches {} {}{}", v.Describe(), Side(on_b),
+                              MatchText(agree.rel_rmse()), ShareText(agree.share_within()))
+                : fmt::format("; a replay with {} differs from {} by {}", v.Describe(), Side(on_b),
+                              Sci(agree.rel_rmse()));
       }
     }
     e.reason += InputNote(e);

@@ -36,6 +36,29 @@ bool IsMatmulOrConv(const std::string& op) {
 
 bool OnGrid(double x, Precision p) { return RoundTo(x, p) == x; }
 
+// Finite float32 `f` with its low `drop` significand bits rounded off, ties away from zero or
+// toward zero (`r` is one of those): tf32's and bf16's bit patterns are float32's with those bits
+// clear. Adding to the pattern adds to the magnitude, a carry moving into the exponent (past the
+// largest finite value, to Inf), so half of the dropped unit added, then the bits cleared, rounds
+// ties away from zero (CUTLASS's round_half_ulp_truncate).
+double DropFloatBits(float f, int drop, Rounding r) {
+  const uint32_t dropped = (uint32_t{1} << drop) - 1;
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  if (r == Rounding::kNearestAway) u += uint32_t{1} << (drop - 1);
+  return std::bit_cast<float>(u & ~dropped);
+}
+
+// Finite `x` on float16's grid, ties away from zero or toward zero: a multiple of the grid's
+// spacing at |x| (exact: the spacing is a power of two), past 65504 Inf or, toward zero, 65504.
+double HalfAwayOrTruncated(double x, Rounding r) {
+  constexpr double kLargest = 65504.0;
+  const double spacing = UlpOf(x, Precision::kFloat16);
+  const double units = std::fabs(x) / spacing;
+  double y = (r == Rounding::kNearestAway ? std::floor(units + 0.5) : std::floor(units)) * spacing;
+  if (y > kLargest) y = r == Rounding::kTowardZero ? kLargest : INFINITY;
+  return std::copysign(y, x);
+}
+
 }  // namespace
 
 std::string PrecisionName(Precision p) {
@@ -52,18 +75,37 @@ std::string PrecisionName(Precision p) {
 
 double PrecisionRoundoff(Precision p) { return std::ldexp(1.0, -(GridOf(p).mantissa_bits + 1)); }
 
-double RoundTo(double x, Precision p, bool truncate) {
+std::string RoundingName(Rounding r) {
+  switch (r) {
+    case Rounding::kNearestEven:
+      return "ties to even";
+    case Rounding::kNearestAway:
+      return "ties away from zero";
+    case Rounding::kTowardZero:
+      return "toward zero";
+  }
+  return "?";
+}
+
+double RoundTo(double x, Precision p, Rounding r) {
   if (!std::isfinite(x)) return x;
-  const float f = static_cast<float>(x);
+  if (r == Rounding::kNearestEven) {
+    switch (p) {
+      case Precision::kTf32:
+        return RoundToTf32(static_cast<float>(x));
+      case Precision::kBFloat16:
+        return BFloat16ToFloat(DoubleToBFloat16(x));
+      case Precision::kFloat16:
+        return HalfToFloat(DoubleToHalf(x));
+    }
+  }
   switch (p) {
     case Precision::kTf32:
-      if (truncate) return std::bit_cast<float>(std::bit_cast<uint32_t>(f) & 0xffffe000u);
-      return RoundToTf32(f);
+      return DropFloatBits(static_cast<float>(x), 13, r);
     case Precision::kBFloat16:
-      if (truncate) return std::bit_cast<float>(std::bit_cast<uint32_t>(f) & 0xffff0000u);
-      return BFloat16ToFloat(DoubleToBFloat16(x));
+      return DropFloatBits(static_cast<float>(x), 16, r);
     case Precision::kFloat16:
-      return HalfToFloat(DoubleToHalf(x));
+      return HalfAwayOrTruncated(x, r);
   }
   return x;
 }
@@ -104,7 +146,7 @@ std::optional<Precision> OutputGrid(const std::vector<Array>& outputs, int64_t m
 void Agreement::Add(const Array& got, const Array& want, double atol, double rtol,
                     std::optional<Precision> ulp_of) {
   if (got.data.size() != want.data.size()) {
-    all_within = false;
+    all_within = sizes_match = false;
     ++violations;
     return;
   }
@@ -125,8 +167,11 @@ void Agreement::Add(const Array& got, const Array& want, double atol, double rto
     if (std::fabs(d) > allowed) {
       all_within = false;
       ++violations;
+    } else {
+      ++within;
     }
     sum_sq += d * d;
+    allowed_sq += allowed * allowed;
     want_sq += w[j] * w[j];
     ++finite;
   }
@@ -141,35 +186,57 @@ double Agreement::rel_rmse() const {
   return sum_sq > 0 ? INFINITY : 0.0;
 }
 
+double Agreement::allowed_rms() const {
+  return finite > 0 ? std::sqrt(allowed_sq / static_cast<double>(finite)) : 0.0;
+}
+
+double Agreement::share_within() const {
+  if (!sizes_match || within + violations == 0) return 0.0;
+  return static_cast<double>(within) / static_cast<double>(within + violations);
+}
+
 Agreement Agree(const std::vector<Array>& got, const std::vector<Array>& want, double atol,
                 double rtol, std::optional<Precision> ulp_of) {
   Agreement r;
   if (got.size() != want.size()) {
-    r.all_within = false;
+    r.all_within = r.sizes_match = false;
     return r;
   }
   for (std::size_t i = 0; i < got.size(); ++i) r.Add(got[i], want[i], atol, rtol, ulp_of);
   return r;
 }
 
+bool Reproduces(const Agreement& variant, const Agreement& plain) {
+  return variant.sizes_match && variant.nonfinite_match && variant.finite > 0 &&
+         variant.share_within() >= kVariantShare && variant.rmse() <= variant.allowed_rms() &&
+         variant.rmse() <= kVariantGain * plain.rmse();
+}
+
 std::string Variant::Describe() const {
-  const std::string name = PrecisionName(precision) + (truncate ? "-truncated" : "-rounded");
-  if (round_inputs && round_output) return name + " inputs and output";
-  if (round_inputs) return name + " inputs";
-  return name + " output";
+  const bool truncated = rounding == Rounding::kTowardZero;
+  const std::string what = round_inputs && round_output ? " inputs and output"
+                           : round_inputs               ? " inputs"
+                                                        : " output";
+  return fmt::format("{}-{}{} ({})", PrecisionName(precision), truncated ? "truncated" : "rounded",
+                     what, RoundingName(rounding));
 }
 
 std::vector<Variant> CandidateVariants(const std::string& op, std::optional<Precision> grid) {
   std::vector<Variant> out;
   if (IsMatmulOrConv(op)) {
-    out.push_back({Precision::kTf32, false, true, false});
-    out.push_back({Precision::kTf32, true, true, false});
+    // Tensor cores take float32 operands converted inside the kernel, each library its own way
+    // (PTX cvt.rna / cvt.rn / cvt.rz to tf32; CUTLASS's round_half_ulp_truncate is RNA).
+    for (Rounding r : {Rounding::kNearestEven, Rounding::kNearestAway, Rounding::kTowardZero}) {
+      out.push_back({Precision::kTf32, r, true, false});
+    }
   }
+  // bf16 and fp16 operands are tensors converted before the op, by the framework's casts
+  // (autocast, .to(dtype)), which round to nearest even.
   for (Precision p : {Precision::kBFloat16, Precision::kFloat16}) {
     const bool on_grid = grid == p;
-    out.push_back({p, false, true, on_grid});
+    out.push_back({p, Rounding::kNearestEven, true, on_grid});
     // Computed from full-precision inputs but stored through the narrow type.
-    if (on_grid) out.push_back({p, false, false, true});
+    if (on_grid) out.push_back({p, Rounding::kNearestEven, false, true});
   }
   return out;
 }
@@ -178,7 +245,7 @@ Result<std::vector<Array>> ReplayVariant(const OpCall& call, const Variant& vari
   OpCall rounded = call;
   if (variant.round_inputs) {
     auto round_all = [&](Array& a) {
-      for (double& x : a.data) x = RoundTo(x, variant.precision, variant.truncate);
+      for (double& x : a.data) x = RoundTo(x, variant.precision, variant.rounding);
     };
     for (std::size_t i = 0; i < rounded.inputs.size(); ++i) {
       const bool is_float = i >= rounded.input_dtypes.size() || IsFloat(rounded.input_dtypes[i]);
@@ -216,23 +283,43 @@ std::string MagnitudeText(const Tolerance& tolerance, double local_rmse) {
 PrecisionFinding InferPrecision(const OpCall& call, const std::vector<Array>& outputs,
                                 const Tolerance& tolerance, double local_rmse) {
   PrecisionFinding f;
-  f.grid = OutputGrid(outputs);
+  f.magnitude = MagnitudeText(tolerance, local_rmse);
   // float32's allowance: what separates the candidate's own rounding from fp32 accumulation.
   const double atol = tolerance.atol, rtol = tolerance.rtol;
+  f.grid = OutputGrid(outputs);
+  auto plain_replay = Replay(call);
+  if (!plain_replay.ok()) {
+    f.precision = f.grid;
+    return f;
+  }
+  const Agreement plain = Agree(outputs, *plain_replay, atol, rtol);
+  // Accurate in float32 but for a few elements (another summation order): nothing to infer.
+  if (plain.share_within() >= kVariantShare) {
+    f.grid.reset();
+    return f;
+  }
+  std::optional<Agreement> best;
   for (const Variant& v : CandidateVariants(call.op, f.grid)) {
     auto replayed = ReplayVariant(call, v);
     if (!replayed.ok()) continue;
     const Agreement agree = Agree(outputs, *replayed, atol, rtol,
                                   v.round_output ? std::optional(v.precision) : std::nullopt);
-    if (agree.all_within) {
-      f.precision = v.precision;
+    if (!Reproduces(agree, plain)) continue;
+    if (best && agree.sum_sq == best->sum_sq) {
+      f.equally_close.push_back(v);
+    } else if (!best || agree.sum_sq < best->sum_sq) {
+      best = agree;
       f.variant = v;
-      f.variant_rel_rmse = agree.rel_rmse();
-      break;
+      f.equally_close.clear();
     }
   }
-  if (!f.precision && f.grid) f.precision = f.grid;
-  f.magnitude = MagnitudeText(tolerance, local_rmse);
+  if (best) {
+    f.precision = f.variant->precision;
+    f.variant_rel_rmse = best->rel_rmse();
+    f.variant_share = best->share_within();
+  } else if (f.grid) {
+    f.precision = f.grid;
+  }
   return f;
 }
 

@@ -23,9 +23,21 @@ std::string PrecisionName(Precision p);
 /// The unit roundoff of `p` (2^-11 for tf32 and fp16, 2^-8 for bf16).
 double PrecisionRoundoff(Precision p);
 
-/// `x` rounded to `p`'s significand (to nearest even, or toward zero where `truncate`), keeping
-/// float32's range for tf32 and bf16 and float16's for fp16.
-double RoundTo(double x, Precision p, bool truncate = false);
+/// How a conversion to a narrower significand rounds.
+enum class Rounding {
+  kNearestEven,  ///< to nearest, ties to even (IEEE 754's default; `cvt.rn`)
+  kNearestAway,  ///< to nearest, ties away from zero (`cvt.rna`; CUTLASS round_half_ulp_truncate)
+  kTowardZero,   ///< truncation: the dropped bits are cleared (`cvt.rz`)
+};
+
+/// "ties to even", "ties away from zero", "toward zero".
+std::string RoundingName(Rounding r);
+
+/// `x` rounded to `p`'s significand in mode `r`, keeping float32's range for tf32 and bf16 and
+/// float16's for fp16 (a finite value past the largest is Inf, or the largest toward zero).
+/// tf32 and bf16 round `x` as a float32 (a tensor's values are). NaN and Inf are returned as
+/// they are.
+double RoundTo(double x, Precision p, Rounding r = Rounding::kNearestEven);
 
 /// One unit in the last place of `p` at |x| (subnormal spacing below its smallest normal).
 double UlpOf(double x, Precision p);
@@ -39,35 +51,61 @@ std::optional<Precision> OutputGrid(const std::vector<Array>& outputs, int64_t m
 struct Agreement {
   bool all_within = true;       ///< every finite pair within its allowance, shapes equal
   bool nonfinite_match = true;  ///< NaN/Inf at the same positions with the same values
+  bool sizes_match = true;      ///< every pair of arrays (and the lists) of equal length
   int64_t finite = 0, violations = 0;
+  int64_t within = 0;  ///< finite pairs within their allowance
   double sum_sq = 0.0, want_sq = 0.0;
+  double allowed_sq = 0.0;  ///< the sum of the squared allowances over the finite pairs
 
   /// Adds the pairs of `got` and `want`: |got - want| <= atol + rtol·|want| (+ one ulp of
   /// `ulp_of` at want) at every finite pair.
   void Add(const Array& got, const Array& want, double atol, double rtol,
            std::optional<Precision> ulp_of = std::nullopt);
   double rmse() const;
-  double rel_rmse() const;  ///< rms(got - want) / rms(want); Inf when want is all zero
+  double rel_rmse() const;     ///< rms(got - want) / rms(want); Inf when want is all zero
+  double allowed_rms() const;  ///< rms of the allowances; 0 without finite pairs
+  /// The share of pairs within their allowance: finite ones within over the finite ones and
+  /// the non-finite mismatches; 0 when nothing was compared or sizes differ.
+  double share_within() const;
 };
 
 /// Agreement over lists of arrays (outputs), pairwise; lists of different lengths disagree.
 Agreement Agree(const std::vector<Array>& got, const std::vector<Array>& want, double atol,
                 double rtol, std::optional<Precision> ulp_of = std::nullopt);
 
-/// A replay of the call with its float inputs and params rounded to `precision` (tf32 with
-/// ties to even or truncated; tf32 leaves a bias alone, as tensor cores add it in float32
-/// after the products), and its outputs rounded too when `round_output`.
+/// The robust agreement rule of precision inference: does a replay variant (`variant`, the
+/// side's outputs against the variant's replay) reproduce the side's outputs, given how the
+/// plain float64 replay (`plain`) fares? Yes when
+///  - at least kVariantShare of the elements lie within the float32 allowance (ties rounded
+///    another way, or a rare accumulation outlier, cost a few elements, not the verdict),
+///  - the variant's rms residual is at most the rms of the allowance (the elements outside
+///    are not large enough to carry the error), and
+///  - it is at most kVariantGain times the plain replay's (the rounding explains the error:
+///    an output accurate in float32 is farther from any rounded replay than from the plain one).
+bool Reproduces(const Agreement& variant, const Agreement& plain);
+
+/// The share of elements a reproducing variant must hold within the allowance.
+inline constexpr double kVariantShare = 0.99;
+/// How much smaller than the plain replay's a reproducing variant's rms residual must be.
+inline constexpr double kVariantGain = 0.25;
+
+/// A replay of the call with its float inputs and params rounded to `precision` in mode
+/// `rounding` (tf32 leaves a bias alone, as tensor cores add it in float32 after the
+/// products), and its outputs rounded too (to nearest even) when `round_output`.
 struct Variant {
   Precision precision = Precision::kTf32;
-  bool truncate = false;
+  Rounding rounding = Rounding::kNearestEven;
   bool round_inputs = true;
   bool round_output = false;
-  /// "tf32-rounded inputs", "bf16-rounded inputs and output", ...
+  /// "tf32-rounded inputs (ties away from zero)", "tf32-truncated inputs (toward zero)",
+  /// "bf16-rounded inputs and output (ties to even)", ...
   std::string Describe() const;
 };
 
-/// The variants worth trying for `op`: tf32 only for matmuls and convolutions; output rounding
-/// for the precision of `grid` when the outputs lie on one.
+/// The variants worth trying for `op`, in the order that breaks ties between equally good
+/// ones: tf32 (to nearest even, ties away from zero, toward zero) only for matmuls and
+/// convolutions, then bf16 and fp16 inputs to nearest even, each with output rounding and
+/// output rounding alone for the precision of `grid` when the outputs lie on one.
 std::vector<Variant> CandidateVariants(const std::string& op, std::optional<Precision> grid);
 
 /// Replays `call` under `variant` (in float64, after rounding).
@@ -77,9 +115,13 @@ Result<std::vector<Array>> ReplayVariant(const OpCall& call, const Variant& vari
 struct PrecisionFinding {
   std::optional<Precision> precision;  ///< set when a test names one
   std::optional<Precision> grid;       ///< the grid test's answer
-  std::optional<Variant> variant;      ///< the replay variant that reproduced the output
+  std::optional<Variant> variant;      ///< the replay variant that reproduced the output best
   double variant_rel_rmse = 0.0;       ///< how closely it did
-  std::string magnitude;               ///< the magnitude test, in words (MagnitudeText)
+  double variant_share = 0.0;          ///< the share of its elements within the allowance
+  /// Other variants whose replays are exactly as close (the data cannot tell them apart:
+  /// inputs without ties give equal replays to nearest even and away from zero).
+  std::vector<Variant> equally_close;
+  std::string magnitude;  ///< the magnitude test, in words (MagnitudeText)
 };
 
 /// The magnitude test in words: the rms error `local_rmse` per unit of `tolerance`'s scale
@@ -88,9 +130,13 @@ struct PrecisionFinding {
 /// Empty without a scale.
 std::string MagnitudeText(const Tolerance& tolerance, double local_rmse);
 
-/// Infers the precision of `outputs` (recorded by one side on `call`'s inputs): grid test,
-/// then each candidate variant judged with `tolerance`'s float32 allowance (atol, rtol) plus
-/// one ulp of the variant's precision when it rounds its output; the magnitude test describes
+/// Infers the precision of `outputs` (recorded by one side on `call`'s inputs). Nothing when
+/// the plain float64 replay already meets the share rule of `Reproduces` under `tolerance`'s
+/// float32 allowance (an output accurate in float32 up to a few elements is not reduced
+/// precision). Else the grid test, then every candidate variant judged by `Reproduces` with the
+/// float32 allowance (atol, rtol) plus one ulp of the variant's precision when it rounds its
+/// output; of those that reproduce the output, the one with the smallest rms residual wins,
+/// the first in `CandidateVariants` order among equals. The magnitude test describes
 /// `local_rmse` (the rms error against the float64 replay).
 PrecisionFinding InferPrecision(const OpCall& call, const std::vector<Array>& outputs,
                                 const Tolerance& tolerance, double local_rmse);

@@ -71,11 +71,23 @@ class PlantedCauses(unittest.TestCase):
     def test_tf32_matmul(self):
         doc = self.check("tf32-matmul")
         reason = doc["origins"][0]["reason"]
-        self.assertIn("tf32-rounded inputs matches B", reason)
+        self.assertIn("tf32-rounded inputs (ties to even) matches B", reason)
         self.assertIn("u = 2^-11", reason)
         fc1 = next(o for o in doc["ops"] if o["name"] == "fc1")
         self.assertGreater(fc1["local_err_b"], 1e-4)
         self.assertLess(fc1["local_err_a"], 1e-6)
+
+    def test_tf32_rna_is_found_with_its_rounding(self):
+        # Half of fc1's weights are ties: to nearest even they round otherwise at every output.
+        reason = self.check("tf32-rna")["origins"][0]["reason"]
+        self.assertIn("a replay with tf32-rounded inputs (ties away from zero) matches B", reason)
+        self.assertIn("linear ran in tf32 (ties away from zero)", reason)
+        self.assertNotIn("ties to even", reason)
+
+    def test_tf32_trunc_is_found_with_its_rounding(self):
+        reason = self.check("tf32-trunc")["origins"][0]["reason"]
+        self.assertIn("a replay with tf32-truncated inputs (toward zero) matches B", reason)
+        self.assertIn("linear ran in tf32 (toward zero)", reason)
 
     def test_tf32_all_matmuls_even_with_differing_inputs(self):
         doc = self.check("tf32-all")

@@ -38,6 +38,26 @@ def tf32(x):
     return round_bits(x, 13)
 
 
+def tf32_away(x):
+    """tf32 with ties away from zero (PTX cvt.rna): half a tf32 unit added to the magnitude's
+    bits, then the 13 low bits cleared (float32's sign is apart from its magnitude bits)."""
+    u = np.asarray(x, dtype=F32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x1000) & ~np.uint64(0x1FFF)).astype(np.uint32).view(F32)
+
+
+def tf32_truncated(x):
+    """tf32 toward zero: the 13 low significand bits cleared."""
+    return (np.asarray(x, dtype=F32).view(np.uint32) & np.uint32(0xFFFFE000)).view(F32)
+
+
+def with_ties(x):
+    """Every other value snapped to 12 significant bits ending in a one: a tf32 tie, exactly
+    halfway between two tf32 values (its 13 low bits are 0x1000), as data on a coarse grid has."""
+    u = np.asarray(x, dtype=F32).copy().view(np.uint32).reshape(-1)
+    u[::2] = (u[::2] & np.uint32(0xFFFFE000)) | np.uint32(0x1000)
+    return u.view(F32).reshape(np.shape(x))
+
+
 def bf16(x):
     return round_bits(x, 16)
 
@@ -152,12 +172,14 @@ class Dump:
         self.records.close()
 
 
-def model_params():
+def model_params(ties=False):
+    """The model's input and parameters; with `ties`, fc1's weight has tf32 ties at every other
+    element (so that rounding them to nearest even and away from zero differ at every output)."""
     rng = np.random.default_rng(20261202)
     def u(shape, fan_in):
         bound = 1.0 / math.sqrt(fan_in)
         return rng.uniform(-bound, bound, shape).astype(F32)
-    return {
+    p = {
         "x": rng.standard_normal((16, 3, 8, 8)).astype(F32),
         "skip": rng.standard_normal((16, 128)).astype(F32),
         "conv.weight": u((8, 3, 3, 3), 27), "conv.bias": u((8,), 27),
@@ -167,11 +189,15 @@ def model_params():
         "norm.bias": (0.1 * rng.standard_normal(128)).astype(F32),
         "head.weight": u((10, 128), 128) * F32(4.0), "head.bias": u((10,), 128),
     }
+    if ties:
+        p["fc1.weight"] = with_ties(p["fc1.weight"])
+    return p
 
 
-def run(root, plant=None, settings=None, drop_seed=7, times=None):
-    """One forward pass recorded into `root`; `plant` names what this platform does differently."""
-    P = model_params()
+def run(root, plant=None, settings=None, drop_seed=7, times=None, ties=False):
+    """One forward pass recorded into `root`; `plant` names what this platform does differently;
+    `ties`: the parameters of model_params(ties=True)."""
+    P = model_params(ties)
     d = Dump(root, settings)
     t = times or {}
     x = P["x"]
@@ -191,6 +217,10 @@ def run(root, plant=None, settings=None, drop_seed=7, times=None):
     w1, b1 = P["fc1.weight"], P["fc1.bias"]
     if plant in ("tf32", "tf32-all"):
         z = linear(tf32(h), tf32(w1), b1)
+    elif plant == "tf32-rna":
+        z = linear(tf32_away(h), tf32_away(w1), b1)
+    elif plant == "tf32-trunc":
+        z = linear(tf32_truncated(h), tf32_truncated(w1), b1)
     elif plant == "summation-order":
         z = linear_blocked(h, w1, b1)
     else:
@@ -251,6 +281,11 @@ CASES = {
     "tf32-all": ("tf32-all", [("fc1", "reduced-precision", "tf32"),
                               ("fc2", "reduced-precision", "tf32"),
                               ("head", "reduced-precision", "tf32")], downstream("fc1"), False),
+    # fc1 in tf32 rounded with ties away from zero, on a weight full of ties: found as such,
+    # although rounding to nearest even differs at every tie.
+    "tf32-rna": ("tf32-rna", [("fc1", "reduced-precision", "tf32")], downstream("fc1"), False),
+    "tf32-trunc": ("tf32-trunc", [("fc1", "reduced-precision", "tf32")], downstream("fc1"),
+                   False),
     "bf16-compute": ("bf16", [("fc2", "reduced-precision", "bf16")], downstream("fc2"), False),
     "fp16-softmax": ("fp16-softmax", [("prob", "reduced-precision", "fp16")],
                      downstream("prob"), False),
@@ -272,6 +307,9 @@ CASES = {
               dict(downstream("norm", "identical"), norm="structural"), False),
 }
 
+# Cases whose two sides both run on the parameters of model_params(ties=True).
+TIE_RICH = {"tf32-rna"}
+
 
 def main():
     out = os.path.join(sys.argv[1], "explain")
@@ -279,11 +317,12 @@ def main():
     expected = {}
     base_times = {name: 100.0 + 10 * i for i, name in enumerate(OPS)}
     for case, (plant, origins, labels, input_difference) in CASES.items():
-        run(os.path.join(out, case, "a"), times=base_times)
+        ties = case in TIE_RICH
+        run(os.path.join(out, case, "a"), times=base_times, ties=ties)
         times_b = dict(base_times)
         if case == "identical":
             times_b["fc1"] = base_times["fc1"] * 3.0  # B's slowest op, relative to A
-        run(os.path.join(out, case, "b"), plant, times=times_b)
+        run(os.path.join(out, case, "b"), plant, times=times_b, ties=ties)
         labels = dict(labels)
         for name, cause, _ in origins:
             labels[name] = cause

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """`parity explain` end to end: a real PyTorch CPU model captured twice with parity_dump under
-different settings (threads, bf16 autocast, dropout seed), then explained.
+different settings (threads, bf16 autocast, dropout seed, tf32-rounded operands in one layer),
+then explained.
 
 Environment: PARITY_BIN (the CLI). The interpreter running this must import parity_dump.
 """
@@ -12,6 +13,8 @@ import tempfile
 import unittest
 
 import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 import parity_dump
 
@@ -51,6 +54,76 @@ def capture(out, threads=1, seed=1, autocast=False, norm=True):
                     model(x)
             else:
                 model(x)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(256, 128)
+        self.fc2 = torch.nn.Linear(128, 64)
+        self.fc3 = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+def tf32_bits(t, rounding):
+    """float32 `t` rounded to tf32 by integer arithmetic on its bits: "away" (ties away from
+    zero, as PTX cvt.rna: half a tf32 unit added to the magnitude's bits) or "even"; then the
+    13 low significand bits cleared."""
+    u = t.detach().contiguous().view(torch.int32)
+    if rounding == "away":
+        u = u + 0x1000
+    else:
+        u = u + 0xFFF + ((u >> 13) & 1)
+    return (u & ~0x1FFF).view(torch.float32)
+
+
+def with_ties(t):
+    """Every other value snapped to 12 significant bits ending in a one: a tf32 tie."""
+    u = t.contiguous().view(torch.int32).clone().view(-1)
+    u[::2] = (u[::2] & ~0x1FFF) | 0x1000
+    return u.view(torch.float32).view(t.shape)
+
+
+class Tf32Operands(TorchFunctionMode):
+    """Runs the linear whose weight is `weight` on tf32-rounded input and weight (the bias as
+    it is), as a tensor-core kernel does. Entered outside the capture, it sees the call after
+    the capture recorded its float32 operands."""
+
+    def __init__(self, weight, rounding):
+        super().__init__()
+        self.weight = weight
+        self.rounding = rounding
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.linear and len(args) >= 2 and args[1] is self.weight:
+            self.calls += 1
+            args = (tf32_bits(args[0], self.rounding), tf32_bits(args[1], self.rounding),
+                    *args[2:])
+        return func(*args, **kwargs)
+
+
+def capture_mlp(out, tf32=None):
+    """The MLP on an input full of tf32 ties, fc1 in tf32 (`tf32`: "away" or "even") or not."""
+    torch.manual_seed(0)
+    model = Mlp()
+    x = with_ties(torch.randn(32, 256))
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        if tf32 is None:
+            with parity_dump.capture(model, out, level="modules"):
+                model(x)
+            return
+        mode = Tf32Operands(model.fc1.weight, tf32)
+        with mode, parity_dump.capture(model, out, level="modules"):
+            model(x)
+        assert mode.calls == 1, mode.calls
     finally:
         torch.set_num_threads(old_threads)
 
@@ -122,6 +195,37 @@ class ExplainTorch(unittest.TestCase):
         self.assertEqual({o["name"] for o in origins} & {"act", "drop"}, set())
         labels = self.labels(doc)
         self.assertEqual(labels["act"], "inherited")
+
+
+
+class ExplainTf32Rounding(unittest.TestCase):
+    """A three-layer MLP whose first linear ran on tf32-rounded operands in B: that linear is
+    the one origin, reduced-precision tf32 in the rounding B used."""
+
+    def check(self, rounding, words):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            capture_mlp(a)
+            capture_mlp(b, tf32=rounding)
+            r, doc = explain(a, b)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        origins = [(o["name"], o["cause"], o["effective_precision"]) for o in doc["origins"]]
+        self.assertEqual(origins, [("fc1", "reduced-precision", "tf32")], doc["origins"])
+        reason = doc["origins"][0]["reason"]
+        self.assertIn(f"a replay with tf32-rounded inputs ({words}) matches B", reason)
+        self.assertIn(f"ran in tf32 ({words})", reason)
+        labels = {o["name"]: o["cause"] for o in doc["ops"]}
+        for name in ("fc2", "fc3"):
+            self.assertEqual(labels[name], "inherited", name)
+        return reason
+
+    def test_ties_away_from_zero(self):
+        reason = self.check("away", "ties away from zero")
+        self.assertNotIn("ties to even", reason)
+
+    def test_ties_to_even(self):
+        reason = self.check("even", "ties to even")
+        self.assertNotIn("ties away from zero", reason)
 
 
 if __name__ == "__main__":
