@@ -65,7 +65,7 @@ Status ApplySummandScale(const Entry& e, Tolerance* t) {
     PARITY_ASSIGN_OR_RETURN(Tensor tensor, e.dump->Load(r, ref));
     params.emplace_back(key, std::move(tensor));
   }
-  PARITY_ASSIGN_OR_RETURN(std::optional<double> scale, SummandScale(r.op, *t->k, inputs, params));
+  PARITY_ASSIGN_OR_RETURN(std::optional<double> scale, SummandScale(r.op, *t->k, inputs, params, r.attrs));
   if (scale) {
     t->needs_output_scale = false;
     t->scale = *scale;

@@ -71,11 +71,55 @@ Result<std::vector<double>> RowSquares(const Tensor& t, int64_t cols) {
   return out;
 }
 
+// Every value of `t` as float64.
+Result<std::vector<double>> Values(const Tensor& t) {
+  std::vector<double> out(static_cast<std::size_t>(t.numel()));
+  const std::size_t itemsize = ItemSize(t.dtype());
+  std::vector<std::byte> scratch(out.size() * itemsize);
+  PARITY_ASSIGN_OR_RETURN(const std::byte* p,
+                          t.ReadChunk(0, out.size() * itemsize, scratch.data()));
+  ConvertToFloat64(t.dtype(), p, out);
+  return out;
+}
+
+// The layer norm scale (scale.h) of x normalised over its trailing `cols` elements.
+Result<std::optional<double>> LayerNormScale(const Tensor& x, int64_t cols, const Tensor* weight,
+                                             const Tensor* bias, double eps) {
+  if (cols <= 0 || x.numel() % cols != 0) return std::optional<double>();
+  for (const Tensor* t : {weight, bias}) {
+    if (t != nullptr && t->numel() != cols) return std::optional<double>();
+  }
+  PARITY_ASSIGN_OR_RETURN(std::vector<double> xs, Values(x));
+  std::vector<double> w(static_cast<std::size_t>(cols), 1.0),
+      b(static_cast<std::size_t>(cols), 0.0);
+  if (weight != nullptr) {
+    PARITY_ASSIGN_OR_RETURN(w, Values(*weight));
+  }
+  if (bias != nullptr) {
+    PARITY_ASSIGN_OR_RETURN(b, Values(*bias));
+  }
+  double sum = 0.0;
+  const auto c = static_cast<std::size_t>(cols);
+  for (std::size_t r = 0; r < xs.size(); r += c) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t j = 0; j < c; ++j) mean += xs[r + j];
+    mean /= static_cast<double>(c);
+    for (std::size_t j = 0; j < c; ++j) var += (xs[r + j] - mean) * (xs[r + j] - mean);
+    const double rstd = 1.0 / std::sqrt(var / static_cast<double>(c) + eps);
+    for (std::size_t j = 0; j < c; ++j) {
+      const double term =
+          (std::fabs(xs[r + j]) + std::fabs(mean)) * rstd * std::fabs(w[j]) + std::fabs(b[j]);
+      if (std::isfinite(term)) sum += term * term;
+    }
+  }
+  return std::optional<double>(std::sqrt(sum / static_cast<double>(xs.size())));
+}
+
 }  // namespace
 
 Result<std::optional<double>> SummandScale(
     const std::string& raw_op, int64_t k, const std::vector<Tensor>& all_inputs,
-    const std::vector<std::pair<std::string, Tensor>>& params) {
+    const std::vector<std::pair<std::string, Tensor>>& params, const Json& attrs) {
   // aten's ops are scaled as their family (tolerance.h: addmm as matmul of mat1 and mat2).
   const OpFamily family = FamilyOf(raw_op);
   const std::string& op = family.name;
@@ -89,7 +133,11 @@ Result<std::optional<double>> SummandScale(
     }
     return nullptr;
   };
-  if (inputs.empty()) return std::optional<double>();
+  // An empty operand (a reduction of length 0, no rows or columns): no summands to scale by.
+  if (inputs.empty() || k <= 0) return std::optional<double>();
+  for (const Tensor& t : inputs) {
+    if (t.numel() == 0) return std::optional<double>();
+  }
   const Tensor& x = inputs[0];
   const auto& xs = x.meta().shape;
   if (op == "linear") {
@@ -108,7 +156,8 @@ Result<std::optional<double>> SummandScale(
   if ((op == "matmul" || op == "bmm") && inputs.size() > 1) {
     const Tensor& y = inputs[1];
     const auto& ys = y.meta().shape;
-    if (xs.size() < 2 || ys.size() < 2 || xs.back() != k || ys[ys.size() - 2] != k) {
+    if (xs.size() < 2 || ys.size() < 2 || xs.back() != k || ys[ys.size() - 2] != k ||
+        ys.back() == 0 || xs[xs.size() - 2] == 0) {
       return std::optional<double>();
     }
     const int64_t n = ys.back();
@@ -132,6 +181,30 @@ Result<std::optional<double>> SummandScale(
     PARITY_ASSIGN_OR_RETURN(double mx, MeanSquare(x));
     PARITY_ASSIGN_OR_RETURN(double mw, MeanSquare(*w));
     return std::optional<double>(std::sqrt(static_cast<double>(k) * mx * mw));
+  }
+  if (op == "layer_norm") {
+    const auto shape = attrs.find("normalized_shape");
+    if (shape == attrs.end() || !shape->is_array()) return std::optional<double>();
+    int64_t cols = 1;
+    for (const Json& d : *shape) {
+      if (!d.is_number_integer()) return std::optional<double>();
+      cols *= d.get<int64_t>();
+    }
+    const double eps = attrs.value("eps", Json(1e-5)).is_number() ? attrs.value("eps", 1e-5) : 1e-5;
+    // Version 1 names weight and bias as params; aten's native_layer_norm passes them as inputs
+    // after the input, an absent one null in attrs.
+    const Tensor* weight = param("weight");
+    const Tensor* bias = param("bias");
+    if (raw_op == "native_layer_norm") {
+      std::size_t next = 1;
+      const auto present = [&](const char* name) {
+        const auto it = attrs.find(name);
+        return it == attrs.end() || !it->is_null();
+      };
+      if (present("weight") && next < inputs.size()) weight = &inputs[next++];
+      if (present("bias") && next < inputs.size()) bias = &inputs[next++];
+    }
+    return LayerNormScale(x, cols, weight, bias, eps);
   }
   if (op == "sum" || op == "mean") {
     PARITY_ASSIGN_OR_RETURN(double mx, MeanSquare(x));

@@ -19,9 +19,12 @@ namespace parity {
 /// O((M + N)·K) from column sums of squares; for convolutions √K·rms(x)·rms(w) (the same
 /// under independent inputs); for sum √K·rms(x), for mean rms(x)/√K. Nothing for ops without a
 /// formula here (their outputs use the output's own rms). `k` is the op's reduction length.
+/// For layer_norm (and aten's native_layer_norm, whose `attrs` say which optional tensors
+/// were None) the rms of (|x| + |mean|)·rstd·|w| + |b|: torch applies x·(rstd·w) plus
+/// (b − mean·rstd·w), whose rounding scales with those terms, not with the output.
 Result<std::optional<double>> SummandScale(
     const std::string& op, int64_t k, const std::vector<Tensor>& inputs,
-    const std::vector<std::pair<std::string, Tensor>>& params);
+    const std::vector<std::pair<std::string, Tensor>>& params, const Json& attrs = Json::object());
 
 }  // namespace parity
 

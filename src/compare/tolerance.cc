@@ -408,6 +408,8 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
       if (d) return (*in0)[*d];
     }
   } else if (op == "layer_norm" || op == "rms_norm") {
+    // Normalisations pass twice over K elements (mean, variance), then add eps, take a square
+    // root, divide, scale and shift: 2K + 8 roundings in all, which matters for small K.
     const auto it = c.attrs.find("normalized_shape");
     if (it != c.attrs.end() && it->is_array()) {
       int64_t k = 1;
@@ -415,11 +417,11 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
         if (!d.is_number_integer()) return std::nullopt;
         k *= d.get<int64_t>();
       }
-      return k;
+      return 2 * k + 8;
     }
-    if (in0 && !in0->empty()) return in0->back();
+    if (in0 && !in0->empty()) return 2 * in0->back() + 8;
   } else if (op == "batch_norm") {
-    if (in0 && in0->size() >= 2 && (*in0)[1] > 0) return Product(*in0) / (*in0)[1];
+    if (in0 && in0->size() >= 2 && (*in0)[1] > 0) return 2 * (Product(*in0) / (*in0)[1]) + 8;
   } else if (op == "sum" || op == "mean") {
     if (!in0) return std::nullopt;
     const auto it = c.attrs.find("dim");

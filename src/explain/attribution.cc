@@ -256,7 +256,7 @@ MaskTest CompareMasks(const OpCall& a, const OpCall& b) {
   MaskTest m;
   // PyTorch's defaults where an attr is absent or null (a replayed record has valid ones).
   const auto p_it = a.attrs.find("p");
-  const auto training_it = a.attrs.find("training");
+  const auto training_it = a.attrs.find(a.op == "native_dropout" ? "train" : "training");
   const double p = p_it != a.attrs.end() && p_it->is_number() ? p_it->get<double>() : 0.5;
   const bool training =
       training_it == a.attrs.end() || !training_it->is_boolean() || training_it->get<bool>();
@@ -383,7 +383,8 @@ std::string ManifestNote(const std::string& side, const Json& manifest, const st
     if (auto s = f->find("settings"); s != f->end() && s->is_object()) settings = &*s;
   }
   if (settings == nullptr) return "";
-  const bool conv = op == "conv1d" || op == "conv2d";
+  const std::string family = FamilyOf(op).name;
+  const bool conv = family == "conv1d" || family == "conv2d";
   if (p == Precision::kTf32) {
     const char* key = conv ? "allow_tf32_cudnn" : "allow_tf32_matmul";
     auto it = settings->find(key);
@@ -563,7 +564,7 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   }
 
   // Random ops: masks that differ elementwise but agree in rate.
-  if (e.op == "dropout" && e.replayed) {
+  if ((e.op == "dropout" || e.op == "native_dropout") && e.replayed) {
     const MaskTest m = CompareMasks(la.call, lb.call);
     if (m.applies && m.disagree > 0) {
       if (!ea.within() || !eb.within()) {

@@ -29,7 +29,8 @@ Grid GridOf(Precision p) {
   return {23, -126};
 }
 
-bool IsMatmulOrConv(const std::string& op) {
+bool IsMatmulOrConv(const std::string& raw_op) {
+  const std::string op = FamilyOf(raw_op).name;  // aten's mm, addmm, convolution ... too
   return op == "linear" || op == "matmul" || op == "bmm" || op == "conv1d" || op == "conv2d" ||
          op == "scaled_dot_product_attention";
 }
@@ -247,8 +248,14 @@ Result<std::vector<Array>> ReplayVariant(const OpCall& call, const Variant& vari
     auto round_all = [&](Array& a) {
       for (double& x : a.data) x = RoundTo(x, variant.precision, variant.rounding);
     };
+    // An aten op's added term (convolution's bias, addmm's and baddbmm's self) is an input.
+    const std::size_t added_at = FamilyOf(call.op).first_input;  // 1 for addmm: self is 0
     for (std::size_t i = 0; i < rounded.inputs.size(); ++i) {
       const bool is_float = i >= rounded.input_dtypes.size() || IsFloat(rounded.input_dtypes[i]);
+      const std::string_view arg =
+          i < rounded.input_args.size() ? std::string_view(rounded.input_args[i]) : "";
+      const bool added_term = arg == "bias" || (added_at > 0 && arg == "self");
+      if (variant.precision == Precision::kTf32 && added_term) continue;
       if (is_float) round_all(rounded.inputs[i]);
     }
     for (auto& [key, a] : rounded.params) {

@@ -246,7 +246,12 @@ Outputs NllLoss(const OpCall& call) {
       total_weight += w;
     }
   }
-  if (reduction == 0) return std::vector<Array>{std::move(terms), Array{{}, {0.0}}};
+  // Batched with reduction none: per-sample losses, total_weight 0. An unbatched self takes
+  // the reduced path even then (undivided), as torch's CPU kernel does.
+  if (reduction == 0 && x->shape.size() > 1) {
+    return std::vector<Array>{std::move(terms), Array{{}, {0.0}}};
+  }
+  if (reduction == 0) return std::vector<Array>{std::move(terms), Array{{}, {total_weight}}};
   double sum = 0.0;
   for (double v : terms.data) sum += v;
   if (reduction == 1) sum /= total_weight;

@@ -148,10 +148,32 @@ TEST(Tolerance, ReductionLengthPerOp) {
   c.op = "layer_norm";
   c.input_shapes = {{2, 3, 64}};
   c.attrs = {{"normalized_shape", json::array({3, 64})}};
-  EXPECT_EQ(ReductionLength(c), 192);
+  EXPECT_EQ(ReductionLength(c), 2 * 192 + 8);  // two passes, then eps, sqrt, divide, affine
+  c.op = "native_layer_norm";                  // aten: the same family
+  EXPECT_EQ(ReductionLength(c), 2 * 192 + 8);
   c.op = "batch_norm";
   c.input_shapes = {{8, 4, 5, 5}};
-  EXPECT_EQ(ReductionLength(c), 200);
+  EXPECT_EQ(ReductionLength(c), 2 * 200 + 8);
+  c = {};
+  c.op = "addmm";  // self is the added term: K is mat1's last dim
+  c.input_shapes = {{16}, {8, 32}, {32, 16}};
+  EXPECT_EQ(ReductionLength(c), 32);
+  c.op = "convolution";
+  c.input_shapes = {{1, 6, 32, 32}, {16, 3, 5, 5}, {16}};
+  EXPECT_EQ(ReductionLength(c), 75);
+  c.op = "sum";
+  c.input_shapes = {{4, 5}};
+  c.attrs = {{"dim", json::array()}};  // aten's sum.dim_IntList: every dim
+  EXPECT_EQ(ReductionLength(c), 20);
+  c.input_shapes = {{}};  // a 0-d tensor over dim -1
+  c.attrs = {{"dim", json::array({-1})}};
+  EXPECT_EQ(ReductionLength(c), 1);
+  EXPECT_EQ(FamilyOf("add_").name, "add");
+  EXPECT_EQ(FamilyOf("_foreach_addcmul_").name, "addcmul");
+  EXPECT_EQ(FamilyOf("embedding_renorm_").name, "embedding_renorm_");
+  EXPECT_EQ(ClassifyOp("threshold_backward"), OpClass::kDataMovement);
+  EXPECT_EQ(ClassifyOp("_softmax_backward_data"), OpClass::kReduction);
+  c = {};
   c.op = "scaled_dot_product_attention";
   c.input_shapes = {{2, 4, 16, 64}, {2, 4, 128, 64}, {2, 4, 128, 64}};
   EXPECT_EQ(ReductionLength(c), 128);
