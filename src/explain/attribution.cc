@@ -242,6 +242,46 @@ void ExplainFromStats(const DumpRecord& a, const DumpRecord& b, bool digests, Op
   }
 }
 
+// The ops that only change a tensor's dtype (autocast inserts them on one side only).
+bool IsCastOp(std::string_view op) {
+  return op == "_to_copy" || op == "to" || op == "_autocast_to_reduced_precision" ||
+         op == "_autocast_to_full_precision";
+}
+
+// Attrs that say where or how a tensor is placed, not what is computed: two platforms differ
+// there by design.
+bool PlacementAttr(const std::string& key) {
+  static constexpr std::string_view kPlacement[] = {"device",        "pin_memory",   "layout",
+                                                    "memory_format", "non_blocking", "generator"};
+  return std::find(std::begin(kPlacement), std::end(kPlacement), key) != std::end(kPlacement);
+}
+
+// The attrs the two records give differently, "name A value, B value" each ("" when equal);
+// placement attrs are left out.
+std::string AttrDifference(const DumpRecord& a, const DumpRecord& b) {
+  std::string out;
+  for (const auto& [key, value] : a.attrs.items()) {
+    if (PlacementAttr(key)) continue;
+    const auto other = b.attrs.find(key);
+    const Json missing;
+    const Json& vb = other != b.attrs.end() ? *other : missing;
+    const bool same = value == vb || (value.is_number() && vb.is_number() &&
+                                      value.get<double>() == vb.get<double>());
+    if (same) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} A {}, B {}", key,
+                       value.dump(-1, ' ', false, Json::error_handler_t::replace),
+                       vb.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+  for (const auto& [key, value] : b.attrs.items()) {
+    if (a.attrs.contains(key) || PlacementAttr(key)) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} A absent, B {}", key,
+                       value.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+  return out;
+}
+
 // --- dropout: the RNG test -------------------------------------------------------------------
 
 struct MaskTest {
@@ -355,16 +395,21 @@ DType WidestFloatInput(const LoadedRecord& l) {
 }
 
 // When side X stores its output in a narrower float dtype than the other side and than its
-// own inputs (autocast), the narrow dtype it cast down to.
-std::optional<Precision> CastDown(const LoadedRecord& x, const LoadedRecord& other) {
+// own inputs (autocast at the module level), or runs a matmul or convolution on operands
+// narrower than the other side's (autocast at the aten level, whose casts are records of
+// their own), the narrow dtype it computed in.
+std::optional<Precision> CastDown(const std::string& op, const LoadedRecord& x,
+                                  const LoadedRecord& other) {
   if (x.outputs.empty() || other.outputs.empty()) return std::nullopt;
   const DType dx = x.outputs[0].dtype(), dother = other.outputs[0].dtype();
-  if (!IsFloat(dx) || !IsFloat(dother)) return std::nullopt;
-  const DType widest = WidestFloatInput(x);
-  if (ItemSize(dx) >= ItemSize(dother) || !IsFloat(widest) || ItemSize(dx) >= ItemSize(widest)) {
-    return std::nullopt;
+  if (!IsFloat(dx) || !IsFloat(dother) || ItemSize(dx) >= ItemSize(dother)) return std::nullopt;
+  const DType widest = WidestFloatInput(x), other_widest = WidestFloatInput(other);
+  if (!IsFloat(widest)) return std::nullopt;
+  if (ItemSize(dx) < ItemSize(widest)) return PrecisionOfDType(dx);
+  if (IsMatmulOrConv(op) && IsFloat(other_widest) && ItemSize(widest) < ItemSize(other_widest)) {
+    return PrecisionOfDType(dx);
   }
-  return PrecisionOfDType(dx);
+  return std::nullopt;
 }
 
 std::string Side(bool b) { return b ? "B" : "A"; }
@@ -480,9 +525,19 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   e.op = any.op;
   e.pass = any.pass;
   if (ra == nullptr || rb == nullptr) {
+    e.replayed = false;
+    if (IsCastOp(any.op)) {  // autocast's casts: matched around, never an origin
+      const std::string to = any.outputs.empty() ? std::string("another dtype")
+                                                 : std::string(Name(any.outputs[0].dtype));
+      e.cause = Cause::kInherited;
+      e.reason = fmt::format(
+          "a cast to {} recorded in {} only (as autocast inserts): matched "
+          "around, not an origin",
+          to, ra != nullptr ? "A" : "B");
+      return e;
+    }
     e.cause = Cause::kStructural;
     e.reason = fmt::format("recorded in {} only", ra != nullptr ? "A" : "B");
-    e.replayed = false;
     return e;
   }
   e.time_us_a = ra->time_us;
@@ -563,6 +618,15 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
     return e;
   }
 
+  // The same op called with other arguments (an optimizer's eps or lr, a norm's eps ...): a
+  // different computation, whatever the rounding.
+  if (std::string differ = AttrDifference(*ra, *rb); !differ.empty()) {
+    e.cause = Cause::kAlgorithmic;
+    e.reason = fmt::format("called with other arguments ({}); outputs differ by {}", differ,
+                           Sci(*e.output_diff));
+    return e;
+  }
+
   // Random ops: masks that differ elementwise but agree in rate.
   if ((e.op == "dropout" || e.op == "native_dropout") && e.replayed) {
     const MaskTest m = CompareMasks(la.call, lb.call);
@@ -597,7 +661,7 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   for (bool on_b : {true, false}) {
     const LoadedRecord& x = on_b ? lb : la;
     const LoadedRecord& other = on_b ? la : lb;
-    const std::optional<Precision> p = CastDown(x, other);
+    const std::optional<Precision> p = CastDown(e.op, x, other);
     if (!p) continue;
     const SideEval& ex = on_b ? eb : ea;
     e.cause = Cause::kReducedPrecision;

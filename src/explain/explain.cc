@@ -22,6 +22,21 @@ bool Contains(const DumpRecord& container, const std::string& inner) {
          inner[container.name.size()] == '.';
 }
 
+// Whether some input is stored in another dtype on each side.
+bool InputDtypesDiffer(const DumpRecord& a, const DumpRecord& b) {
+  for (std::size_t i = 0; i < a.inputs.size() && i < b.inputs.size(); ++i) {
+    if (a.inputs[i].dtype != b.inputs[i].dtype) return true;
+  }
+  return false;
+}
+
+// forward < backward < optimizer (a version 1 dump knows the first two).
+int PassRank(const std::string& pass) {
+  if (pass == "forward") return 0;
+  if (pass == "backward") return 1;
+  return 2;
+}
+
 }  // namespace
 
 std::vector<const OpExplanation*> ExplainReport::origins() const {
@@ -46,10 +61,11 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
   report.coverage_b = CoverageOf(b);
   report.evidence = CompareEvidence(a, b);
   auto pairs = PairRecords(a, b, &report.warnings);
-  // Execution order: by rank, then A's seq (B's for records of B only).
+  // Execution order: by rank, step, pass (forward, backward, optimizer), then A's seq (B's
+  // for records of B only).
   auto order = [](const std::pair<const DumpRecord*, const DumpRecord*>& p) {
     const DumpRecord* r = p.first != nullptr ? p.first : p.second;
-    return std::make_tuple(r->rank, r->seq, p.first == nullptr);
+    return std::make_tuple(r->rank, r->step, PassRank(r->pass), r->seq, p.first == nullptr);
   };
   std::stable_sort(pairs.begin(), pairs.end(),
                    [&](const auto& x, const auto& y) { return order(x) < order(y); });
@@ -63,15 +79,29 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
     return std::any_of(it->second.begin(), it->second.end(),
                        [&](const std::string& name) { return Contains(container, name); });
   };
-  // Each rank's first step: params that differ there were loaded, not computed.
+  // Each module's first forward record per (rank, step): what a backward origin is the
+  // gradient of.
+  std::map<std::tuple<int64_t, int64_t, std::string>, const DumpRecord*> forward_of;
+  for (const auto& [ra, rb] : pairs) {
+    const DumpRecord* r = ra != nullptr ? ra : rb;
+    if (r->pass == "forward" && !r->module.empty()) {
+      forward_of.try_emplace({r->rank, r->step, r->module}, r);
+    }
+  }
+  // Each rank's first step: params that differ there were loaded, not computed. Until a
+  // rank's first call whose outputs differ, inputs that differ came from no recorded op: data.
   std::map<int64_t, int64_t> first_step;
+  std::set<int64_t> diverged_ranks;
   for (const auto& [ra, rb] : pairs) {
     const DumpRecord& any = ra != nullptr ? *ra : *rb;
-    const bool first_of_rank = first_step.try_emplace(any.rank, any.step).second;
+    first_step.try_emplace(any.rank, any.step);
+    const bool nothing_diverged_yet = diverged_ranks.count(any.rank) == 0;
     if (options.name && ::fnmatch(options.name->c_str(), any.name.c_str(), 0) != 0) continue;
     PARITY_ASSIGN_OR_RETURN(OpExplanation e, ExplainPair(a, ra, b, rb, diverged_inside));
     const bool loaded_params = e.params_differ && any.step == first_step[any.rank];
-    if (ra != nullptr && rb != nullptr && (first_of_rank || loaded_params) && !e.inputs_identical) {
+    // Inputs that differ only as autocast's casts make them (another float dtype) are not data.
+    if (ra != nullptr && rb != nullptr && (nothing_diverged_yet || loaded_params) &&
+        !e.inputs_identical && !InputDtypesDiffer(*ra, *rb)) {
       // Data no recorded op computed: the first call's inputs, or weights as loaded.
       if (!report.input_difference) {
         report.input_difference = true;
@@ -90,6 +120,16 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
     }
     if (e.cause != Cause::kIdentical && e.cause != Cause::kStructural) {
       diverged[{e.rank, e.step, e.pass}].push_back(e.name);
+    }
+    if (e.cause != Cause::kIdentical) diverged_ranks.insert(e.rank);
+    if (IsOrigin(e.cause) && e.pass == "backward" && !any.module.empty()) {
+      auto it = forward_of.find({any.rank, any.step, any.module});
+      e.reason += it != forward_of.end()
+                      ? fmt::format("; in the gradient of module '{}' (its forward: {} at seq {})",
+                                    any.module, it->second->op, it->second->seq)
+                      : fmt::format("; in the gradient of module '{}'", any.module);
+    } else if (IsOrigin(e.cause) && e.pass == "optimizer") {
+      e.reason += "; first in the optimizer step";
     }
     if (e.time_us_a && e.time_us_b && *e.time_us_a > 0) {
       report.slowest_on_b.push_back({e.seq, e.step, e.name, e.op, *e.time_us_a, *e.time_us_b});

@@ -29,12 +29,6 @@ Grid GridOf(Precision p) {
   return {23, -126};
 }
 
-bool IsMatmulOrConv(const std::string& raw_op) {
-  const std::string op = FamilyOf(raw_op).name;  // aten's mm, addmm, convolution ... too
-  return op == "linear" || op == "matmul" || op == "bmm" || op == "conv1d" || op == "conv2d" ||
-         op == "scaled_dot_product_attention";
-}
-
 bool OnGrid(double x, Precision p) { return RoundTo(x, p) == x; }
 
 // Finite float32 `f` with its low `drop` significand bits rounded off, ties away from zero or
@@ -61,6 +55,12 @@ double HalfAwayOrTruncated(double x, Rounding r) {
 }
 
 }  // namespace
+
+bool IsMatmulOrConv(const std::string& raw_op) {
+  const std::string op = FamilyOf(raw_op).name;  // aten's mm, addmm, convolution ... too
+  return op == "linear" || op == "matmul" || op == "bmm" || op == "conv1d" || op == "conv2d" ||
+         op == "scaled_dot_product_attention";
+}
 
 std::string PrecisionName(Precision p) {
   switch (p) {

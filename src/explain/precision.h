@@ -20,6 +20,10 @@ enum class Precision { kTf32, kBFloat16, kFloat16 };
 /// "tf32", "bf16", "fp16": the names of `effective_precision`.
 std::string PrecisionName(Precision p);
 
+/// Whether `op` is a matmul or a convolution (aten's mm, addmm, bmm, baddbmm, convolution
+/// too): the ops tf32 applies to and autocast runs in its low precision.
+bool IsMatmulOrConv(const std::string& op);
+
 /// The unit roundoff of `p` (2^-11 for tf32 and fp16, 2^-8 for bf16).
 double PrecisionRoundoff(Precision p);
 

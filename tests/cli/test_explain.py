@@ -307,15 +307,19 @@ class Version2(unittest.TestCase):
 
     def test_ops_are_matched_by_step(self):
         r = explain(self.a, self.b, "--json", "-")
-        self.assertEqual(r.returncode, 0, r.stderr)
+        # Step 1's relu sees another input while every op before it was bitwise equal: data no
+        # recorded op computed (a batch) differ.
+        self.assertEqual(r.returncode, 1, r.stderr)
         doc = json.loads(r.stdout)
         causes = {(o["step"], o["name"]): o["cause"] for o in doc["ops"]}
         self.assertEqual(len(doc["ops"]), 4)
         self.assertEqual(causes[(0, "enc.relu")], "identical")
         self.assertEqual(causes[(1, "enc.relu")], "inherited")
-        self.assertFalse(doc["input_difference"])
+        self.assertTrue(doc["input_difference"])
+        self.assertEqual(doc["origins"], [])
         relu1 = next(o for o in doc["ops"] if (o["step"], o["name"]) == (1, "enc.relu"))
         self.assertGreater(relu1["input_diff"], 0.1)
+        self.assertIn("input data differ", relu1["reason"])
 
     def test_evidence_and_coverage(self):
         doc = json.loads(explain(self.a, self.b, "--json", "-").stdout)
@@ -339,7 +343,7 @@ class Version2(unittest.TestCase):
 
     def test_text_header(self):
         r = explain(self.a, self.b)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.returncode, 1, r.stderr)  # step 1's input data differ
         self.assertIn("generators: first differ at step 1 (cpu)", r.stdout)
         self.assertIn("scaler: first differs at step 1", r.stdout)
         self.assertIn("skipped steps A none, B 1", r.stdout)
