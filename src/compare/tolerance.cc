@@ -283,6 +283,9 @@ OpFamily FamilyOf(const std::string& op) {
       {"_embedding_bag_forward_only", "_embedding_bag", 0},
       {"nll_loss2d_forward", "nll_loss_forward", 0},
       {"binary_cross_entropy", "mse_loss", 0},
+      {"_scaled_dot_product_attention", "scaled_dot_product_attention", 0},
+      {"_scaled_dot_product_attention_forward", "scaled_dot_product_attention", 0},
+      {"_scaled_dot_product_attention_math", "scaled_dot_product_attention", 0},
       {"_softmax_backward_data", "softmax", 0},
       {"_log_softmax_backward_data", "softmax", 0},
       {"native_batch_norm_backward", "batch_norm", 1},
@@ -477,8 +480,10 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
       return ((h + oh - 1) / oh + 1) * ((w + ow - 1) / ow + 1);
     }
   } else if (op == "scaled_dot_product_attention") {
+    // Three reductions in a chain, each adding its rounding: Q·Kᵀ over E, the softmax's sum
+    // over S, and the weights times V over S.
     if (in0 && in1 && in0->size() >= 2 && in1->size() >= 2) {
-      return std::max(in0->back(), (*in1)[in1->size() - 2]);
+      return in0->back() + 2 * (*in1)[in1->size() - 2];
     }
   }
   return std::nullopt;

@@ -75,7 +75,7 @@ struct SideEval {
   std::vector<Array> oracle;
   Tolerance tolerance;  // the first output's, at float32 compute
   Agreement local;
-  bool within() const { return replayed && local.all_within; }
+  bool within() const { return replayed && local.within_bound(); }
 };
 
 std::string StripPrefix(std::string message) {
@@ -788,7 +788,7 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
     }
     agree.Add(lb.call.recorded_outputs[i], x, t.atol, t.rtol);
   }
-  if (agree.all_within) {
+  if (agree.within_bound()) {
     e.cause = Cause::kWithinRounding;
     e.reason = fmt::format("{}: outputs differ by {}, within the {} tolerance ({})", prefix,
                            Sci(*e.output_diff), t.policy, t.reason);

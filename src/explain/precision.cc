@@ -168,6 +168,7 @@ void Agreement::Add(const Array& got, const Array& want, double atol, double rto
     if (std::fabs(d) > allowed) {
       all_within = false;
       ++violations;
+      max_excess = std::max(max_excess, allowed > 0 ? std::fabs(d) / allowed : INFINITY);
     } else {
       ++within;
     }
@@ -194,6 +195,14 @@ double Agreement::allowed_rms() const {
 double Agreement::share_within() const {
   if (!sizes_match || within + violations == 0) return 0.0;
   return static_cast<double>(within) / static_cast<double>(within + violations);
+}
+
+bool Agreement::within_bound() const {
+  if (all_within) return true;
+  constexpr int64_t kRare = 100000;  // one violation allowed per this many pairs
+  constexpr double kMaxExcess = 4.0;
+  return sizes_match && nonfinite_match && violations <= finite / kRare &&
+         max_excess <= kMaxExcess && rmse() <= allowed_rms();
 }
 
 Agreement Agree(const std::vector<Array>& got, const std::vector<Array>& want, double atol,

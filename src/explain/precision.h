@@ -60,6 +60,7 @@ struct Agreement {
   int64_t within = 0;  ///< finite pairs within their allowance
   double sum_sq = 0.0, want_sq = 0.0;
   double allowed_sq = 0.0;  ///< the sum of the squared allowances over the finite pairs
+  double max_excess = 0.0;  ///< the largest |got - want| / allowance over the finite pairs
 
   /// Adds the pairs of `got` and `want`: |got - want| <= atol + rtol·|want| (+ one ulp of
   /// `ulp_of` at want) at every finite pair.
@@ -71,6 +72,11 @@ struct Agreement {
   /// The share of pairs within their allowance: finite ones within over the finite ones and
   /// the non-finite mismatches; 0 when nothing was compared or sizes differ.
   double share_within() const;
+  /// Within the bound as a probabilistic bound allows: every pair within its allowance, or,
+  /// over 10^5 pairs and more, at most one in 10^5 past it by at most 4 allowances, with the
+  /// rms error within the rms allowance (λ√K·u bounds each element with high probability,
+  /// not all of a million). A corrupted element, far past, is never within.
+  bool within_bound() const;
 };
 
 /// Agreement over lists of arrays (outputs), pairwise; lists of different lengths disagree.

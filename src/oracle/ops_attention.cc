@@ -52,6 +52,16 @@ Outputs Attention(const OpCall& call) {
   shape.push_back(ev);
   Array out = Array::Filled(shape);
   std::vector<double> scores(static_cast<std::size_t>(l * s));
+  // torch 1.13's aten _scaled_dot_product_attention* return (output, attention weights); the
+  // weights are empty unless need_attn_weights.
+  const bool aten = call.op.starts_with("_scaled_dot_product_attention");
+  std::vector<int64_t> weights_shape = mask_shape;
+  if (aten && (call.recorded_outputs.size() != 2 || call.recorded_outputs[1].numel() == 0)) {
+    weights_shape = call.recorded_outputs.size() == 2 ? call.recorded_outputs[1].shape
+                                                      : std::vector<int64_t>{0};
+  }
+  Array weights = Array::Filled(aten ? weights_shape : std::vector<int64_t>{0});
+  const bool keep_weights = weights.numel() == batches * l * s && weights.numel() > 0;
   const double neg_inf = -std::numeric_limits<double>::infinity();
   for (int64_t b = 0; b < batches; ++b) {
     Gemm(q.data.data() + b * l * e, k.data.data() + b * s * e, scores.data(), l, s, e, true);
@@ -77,8 +87,10 @@ Outputs Attention(const OpCall& call) {
       }
       for (int64_t j = 0; j < s; ++j) scores[i * s + j] = sum > 0 ? scores[i * s + j] / sum : 0.0;
     }
+    if (keep_weights) std::copy(scores.begin(), scores.end(), weights.data.begin() + b * l * s);
     Gemm(scores.data(), v.data.data() + b * s * ev, out.data.data() + b * l * ev, l, ev, s, false);
   }
+  if (aten) return std::vector<Array>{std::move(out), std::move(weights)};
   return std::vector<Array>{std::move(out)};
 }
 

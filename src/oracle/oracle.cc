@@ -82,6 +82,9 @@ constexpr OpEntry kOps[] = {
     {"nll_loss_forward", oracle::NllLoss},
     {"nll_loss2d_forward", oracle::NllLoss},
     {"binary_cross_entropy", oracle::BinaryCrossEntropy},
+    {"_scaled_dot_product_attention", oracle::Attention},
+    {"_scaled_dot_product_attention_forward", oracle::Attention},
+    {"_scaled_dot_product_attention_math", oracle::Attention},
     // aten backward
     {"threshold_backward", oracle::ThresholdBackward},
     {"sigmoid_backward", oracle::SigmoidBackward},

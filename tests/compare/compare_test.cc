@@ -176,7 +176,7 @@ TEST(Tolerance, ReductionLengthPerOp) {
   c = {};
   c.op = "scaled_dot_product_attention";
   c.input_shapes = {{2, 4, 16, 64}, {2, 4, 128, 64}, {2, 4, 128, 64}};
-  EXPECT_EQ(ReductionLength(c), 128);
+  EXPECT_EQ(ReductionLength(c), 64 + 2 * 128);  // Q·Kᵀ, the softmax's sum, then ·V
   c.op = "custom_thing";
   EXPECT_FALSE(ReductionLength(c).has_value());
 }

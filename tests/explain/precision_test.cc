@@ -464,5 +464,25 @@ TEST(Precision, AnotherSummationOrderIsNotReducedPrecision) {
   }
 }
 
+TEST(Precision, WithinBoundAllowsARareModestExcessOnlyInLargeOutputs) {
+  // atol 1, rtol 0: every element's allowance is 1.
+  const Array want = Array::Filled({200000}, 0.0);
+  Array got = want;
+  got.data[7] = 2.0;  // one element at twice its allowance, one in 200,000
+  Agreement a = Agree({got}, {want}, 1.0, 0.0);
+  EXPECT_FALSE(a.all_within);
+  EXPECT_TRUE(a.within_bound());
+  got.data[8] = 2.0;
+  got.data[9] = 2.0;  // three: more than one in 10^5
+  EXPECT_FALSE(Agree({got}, {want}, 1.0, 0.0).within_bound());
+  got = want;
+  got.data[7] = 10.0;  // one far past: a corrupted element, never within
+  EXPECT_FALSE(Agree({got}, {want}, 1.0, 0.0).within_bound());
+  const Array small_want = Array::Filled({1000}, 0.0);
+  Array small = small_want;
+  small.data[3] = 2.0;  // under 10^5 elements every one must be within
+  EXPECT_FALSE(Agree({small}, {small_want}, 1.0, 0.0).within_bound());
+}
+
 }  // namespace
 }  // namespace parity

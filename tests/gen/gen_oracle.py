@@ -405,6 +405,8 @@ def aten_cases(dtype, gen):
         ("nll_loss2d", call(A.nll_loss2d_forward, r(2, 4, 9, 7), img_target, None, 2, -100)),
         ("nll_loss_backward", call(A.nll_loss_backward, r(), logsoft, target, pos(5), 1, -100,
                                                           nll_total)),
+        ("sdpa_forward", call(A._scaled_dot_product_attention_forward, r(2, 2, 5, 8), r(2, 2, 7, 8),
+                              r(2, 2, 7, 4), None, 0.0, True, True)),
         ("sqrt", call(A.sqrt, pos(4, 3))),
         ("addcmul", call(A.addcmul_, state[1], grads[0], grads[0], value=0.001)),
         ("addcdiv", call(A.addcdiv_, state[2], grads[1], pos(4, 3), value=-0.01)),

@@ -52,7 +52,10 @@ LISTED_OPS = frozenset({
     "add", "sub", "mul", "div", "sum", "mean", "embedding", "_embedding_bag",
     "_embedding_bag_forward_only", "max_pool2d_with_indices", "avg_pool2d",
     "_adaptive_avg_pool2d", "cat", "index_select", "gather", "cumsum", "native_dropout",
-    "binary_cross_entropy_with_logits", "nll_loss_forward", "nll_loss2d_forward", "mse_loss"})
+    "binary_cross_entropy_with_logits", "nll_loss_forward", "nll_loss2d_forward", "mse_loss",
+    # torch 1.13's private attention ops ("_scaled_dot_product_* where present")
+    "_scaled_dot_product_attention", "_scaled_dot_product_attention_forward",
+    "_scaled_dot_product_attention_math"})
 # In-place ops that overwrite `self` without computing from it: never a listed in-place form.
 FILLS = frozenset({"bernoulli_", "uniform_", "normal_", "random_", "fill_", "zero_",
                    "exponential_", "geometric_", "log_normal_", "cauchy_"})
