@@ -57,6 +57,17 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
   report.b = options.b;
   for (const std::string& w : a.warnings()) report.warnings.push_back("A: " + w);
   for (const std::string& w : b.warnings()) report.warnings.push_back("B: " + w);
+  if (!a.parts().empty() && !b.parts().empty()) {
+    const DumpPart& pa = a.parts().front();
+    const DumpPart& pb = b.parts().front();
+    if (pa.version != pb.version || pa.level != pb.level) {
+      report.warnings.push_back(fmt::format(
+          "A is format version {} ({} level), B version {} ({} level): records are matched "
+          "where both give the fields (a version 1 record is step 0, pass forward or backward); "
+          "ops named differently at the two levels are structural",
+          pa.version, pa.level, pb.version, pb.level));
+    }
+  }
   report.coverage_a = CoverageOf(a);
   report.coverage_b = CoverageOf(b);
   report.evidence = CompareEvidence(a, b);

@@ -255,6 +255,24 @@ class Version2(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def test_format_versions_are_compared_with_a_warning(self):
+        # A version 1 dump (the planted corpus) against the same records in a version 2
+        # manifest at the modules level: matched field by field, every op identical, warned.
+        a, _ = case_dirs("identical")
+        v2 = os.path.join(self.tmp.name, "identical_v2")
+        shutil.copytree(a, v2)
+        with open(os.path.join(v2, "manifest.json")) as f:
+            manifest = json.load(f)
+        manifest.update(version=2, level="modules")
+        with open(os.path.join(v2, "manifest.json"), "w") as f:
+            json.dump(manifest, f)
+        r = explain(a, v2, "--json", "-")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual({o["cause"] for o in doc["ops"]}, {"identical"})
+        self.assertTrue(any("format version 1 (modules level), B version 2" in w
+                            for w in doc["warnings"]), doc["warnings"])
+
     def test_random_fills_are_judged_by_their_distribution(self):
         """aten's bernoulli_ (dropout's mask): draws with p = 0.9 from two seeds are
         rng-divergence; a draw with p = 0.5 against one with 0.9 is algorithmic."""
