@@ -59,13 +59,6 @@ constexpr OpEntry kOps[] = {
     {"tanh", oracle::Tanh},
     {"sub", oracle::Sub},
     {"div", oracle::Div},
-    {"add_", oracle::Add},
-    {"sub_", oracle::Sub},
-    {"mul_", oracle::Mul},
-    {"div_", oracle::Div},
-    {"relu_", oracle::Relu},
-    {"sigmoid_", oracle::Sigmoid},
-    {"tanh_", oracle::Tanh},
     {"native_dropout", oracle::NativeDropout},
     {"embedding_renorm_", oracle::EmbeddingRenorm},
     {"_embedding_bag", oracle::EmbeddingBag},
@@ -129,9 +122,13 @@ const OpEntry* FindOp(std::string_view op) {
   for (const OpEntry& e : kOps) {
     if (e.name == op) return &e;
   }
+  // _foreach_<op>[_]: <op> at each list position, when <op> has a replay.
   if (op.starts_with("_foreach_")) {
+    std::string_view base = op.substr(std::string_view("_foreach_").size());
+    if (base.ends_with('_')) base.remove_suffix(1);
+    const OpEntry* each = base.empty() || base.starts_with('_') ? nullptr : FindOp(base);
     static constexpr OpEntry kForeach = {"_foreach_", oracle::Foreach};
-    return &kForeach;
+    return each != nullptr && each->replay != nullptr ? &kForeach : nullptr;
   }
   // aten's in-place forms (add_, addmm_, cumsum_ ...) compute what the functional op does.
   if (op.size() > 1 && op.back() == '_' && op.front() != '_') {

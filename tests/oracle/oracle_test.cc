@@ -164,8 +164,16 @@ TEST(Oracle, BroadcastingFollowsNumpy) {
   EXPECT_TRUE(Replayable("scaled_dot_product_attention"));
   EXPECT_FALSE(Replayable("module"));
   const std::vector<std::string_view> ops = ReplayableOps();
-  for (std::string_view op : {"linear", "addmm", "native_layer_norm", "_embedding_bag", "add_"}) {
+  for (std::string_view op : {"linear", "addmm", "native_layer_norm", "_embedding_bag"}) {
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
+  }
+  // In-place and _foreach_ forms replay as their op; random fills and unknown bases don't.
+  for (std::string_view op : {"add_", "addmm_", "cumsum_", "_foreach_addcmul_", "_foreach_sqrt"}) {
+    EXPECT_TRUE(Replayable(op)) << op;
+  }
+  for (std::string_view op :
+       {"bernoulli_", "uniform_", "_foreach_norm", "_foreach_", "index_add_"}) {
+    EXPECT_FALSE(Replayable(op)) << op;
   }
 }
 
