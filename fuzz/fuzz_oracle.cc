@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the float64 oracle on arbitrary ops, attrs and (small) shapes. The input is
-// a JSON object {"op": .., "attrs": {..}, "inputs": [shape, ..], "params": {name: shape}};
+// a JSON object {"op": .., "attrs": {..}, "inputs": [shape, ..], "args": [name, ..],
+// "params": {name: shape}} ("args": the inputs' schema argument names, as aten records give);
 // tensors of those shapes are filled with fixed values. Replay must answer or refuse
 // ("not replayable"), never crash; so must explain's precision inference (replays with
 // rounded operands) on the same call.
@@ -50,6 +51,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       if (!SmallShape(s, &shape)) return 0;
       call.inputs.push_back(Fill(shape, ++salt));
       call.input_dtypes.push_back(parity::DType::kFloat32);
+    }
+  }
+  if (j.contains("args") && j["args"].is_array() && j["args"].size() == call.inputs.size()) {
+    for (const parity::Json& a : j["args"]) {
+      if (!a.is_string()) return 0;
+      call.input_args.push_back(a.get<std::string>());
     }
   }
   if (j.contains("params") && j["params"].is_object()) {

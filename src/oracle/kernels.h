@@ -104,6 +104,11 @@ std::vector<const Array*> ArgList(const OpCall& call, std::string_view arg);
 /// records (all three when absent).
 Result<std::array<bool, 3>> OutputMask(const OpCall& call);
 
+/// Refuses an output of `numel` elements that the call's recorded output `index` could not
+/// hold (shapes from attrs are checked before memory is taken for them); without a recorded
+/// output, more than 2^24 elements. Replays never allocate beyond what the record holds.
+Status CheckOutputSize(const OpCall& call, std::size_t index, int64_t numel);
+
 /// An aten `reduction` attr: 0 none, 1 mean (the default), 2 sum.
 Result<int> Reduction(const OpCall& call);
 

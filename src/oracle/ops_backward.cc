@@ -293,6 +293,7 @@ Outputs EmbeddingDenseBackward(const OpCall& call) {
   if (rows < 0 || rows > (int64_t{1} << 31) || g->numel() != indices->numel() * dim) {
     return Unfit("num_weights or grad_output does not fit the indices");
   }
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, rows * dim));
   std::vector<double> count(static_cast<std::size_t>(rows), 0.0);
   for (double v : indices->data) {
     if (!(v >= 0 && v < static_cast<double>(rows)))

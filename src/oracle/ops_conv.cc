@@ -165,6 +165,8 @@ Outputs Conv(const OpCall& call) {
   std::vector<int64_t> shape = {g.batch, g.out_channels};
   if (!one_d) shape.push_back(g.out_h);
   shape.push_back(g.out_w);
+  // out_h and out_w come from attrs (padding up to 2^16): bounded by what was recorded.
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, g.batch * g.out_channels * pixels));
   Array out = Array::Filled(shape);
   std::vector<double> columns(static_cast<std::size_t>(patch * pixels));
   for (int64_t n = 0; n < g.batch; ++n) {

@@ -97,6 +97,7 @@ Outputs MaxPool2dWithIndices(const OpCall& call) {
   PARITY_ASSIGN_OR_RETURN(Planes p, PlanesOf(call, *x));
   PARITY_ASSIGN_OR_RETURN(auto windows, Windows(call, p, /*dilated=*/true));
   const auto& [wh, ww] = windows;
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, p.count * wh.out * ww.out));
   Array out = Array::Filled(OutShape(p, wh.out, ww.out));
   Array indices = Array::Filled(out.shape);
   for (int64_t n = 0; n < p.count; ++n) {
@@ -160,6 +161,8 @@ Result<AvgWindows> AvgWindowsOf(const OpCall& call, const Planes& p, bool adapti
     if (a.out_h < 0 || a.out_w < 0 || a.out_h > kLimit || a.out_w > kLimit) {
       return Unfit("output_size out of range");
     }
+    // One cell per output position of a plane: no more than the record's output holds.
+    PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, a.out_h * a.out_w));
     for (int64_t oy = 0; oy < a.out_h; ++oy) {
       const int64_t y0 = oy * p.height / a.out_h,
                     y1 = ((oy + 1) * p.height + a.out_h - 1) / a.out_h;
@@ -205,6 +208,7 @@ Outputs AvgPool2d(const OpCall& call) {
   PARITY_ASSIGN_OR_RETURN(Planes p, PlanesOf(call, *x));
   PARITY_ASSIGN_OR_RETURN(AvgWindows a,
                           AvgWindowsOf(call, p, call.op.starts_with("_adaptive"), std::nullopt));
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, p.count * a.out_h * a.out_w));
   Array out = Array::Filled(OutShape(p, a.out_h, a.out_w));
   const std::size_t cells = a.cells.size();
   for (int64_t n = 0; n < p.count; ++n) {

@@ -151,6 +151,9 @@ Outputs Fill(const OpCall& call) {
   } else {
     PARITY_ASSIGN_OR_RETURN(shape, ShapeAttr(call, "size"));
   }
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, numel));
   return std::vector<Array>{Array::Filled(std::move(shape), value)};
 }
 

@@ -321,6 +321,17 @@ std::vector<const Array*> ArgList(const OpCall& call, std::string_view arg) {
   return out;
 }
 
+Status CheckOutputSize(const OpCall& call, std::size_t index, int64_t numel) {
+  constexpr int64_t kUnrecorded = int64_t{1} << 24;
+  const int64_t budget =
+      index < call.recorded_outputs.size() ? call.recorded_outputs[index].numel() : kUnrecorded;
+  if (numel < 0 || numel > budget) {
+    return Unfit(fmt::format("{} would make an output of {} elements, more than the {} it records",
+                             call.op, numel, budget));
+  }
+  return Status::Ok();
+}
+
 Result<std::array<bool, 3>> OutputMask(const OpCall& call) {
   std::array<bool, 3> mask = {true, true, true};
   const auto it = call.attrs.find("output_mask");

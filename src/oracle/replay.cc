@@ -107,8 +107,9 @@ Result<Tolerance> OutputTolerance(const DumpRecord& record, const LoadedRecord& 
       ToleranceRequest{}, {}, record.name,
       RecordContext(record, "output", recorded.dtype(), recorded.meta().shape, manifests));
   if (t.needs_output_scale && t.k) {
-    PARITY_ASSIGN_OR_RETURN(std::optional<double> scale,
-                            SummandScale(record.op, *t.k, loaded.inputs, loaded.params, record.attrs));
+    PARITY_ASSIGN_OR_RETURN(
+        std::optional<double> scale,
+        SummandScale(record.op, *t.k, loaded.inputs, loaded.params, record.attrs));
     if (scale) {
       t.needs_output_scale = false;
       t.scale = *scale;

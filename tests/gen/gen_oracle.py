@@ -274,6 +274,15 @@ def gen_unfit():
         "more than half")
     add("cat_ranks", "cat", [r(2, 3), r(2)], {}, {"dim": 0}, "different ranks")
     add("reduction_bad", "mse_loss", [r(3), r(3)], {}, {"reduction": 7}, "reduction")
+    # shapes from attrs never take more memory than the recorded output holds
+    add("adaptive_huge", "_adaptive_avg_pool2d", [r(1, 2, 3, 3)], {},
+        {"output_size": [60000, 60000]}, "more than the 4 it records")
+    add("embedding_backward_huge", "embedding_dense_backward",
+        [r(4, 3), torch.tensor([0, 1, 2, 3])], {},
+        {"num_weights": 1 << 30, "padding_idx": -1, "scale_grad_by_freq": False},
+        "more than the 4 it records")
+    add("conv_padding_huge", "conv2d", [x], {"weight": r(3, 4, 3, 3)},
+        {"stride": 1, "padding": 60000, "dilation": 1, "groups": 1}, "more than the 4 it records")
     add("output_mask_bad", "convolution_backward", [r(2, 3, 3, 3), x, r(3, 4, 3, 3)], {},
         {"output_mask": [True]}, "output_mask")
     dump.close()
