@@ -192,6 +192,32 @@ def judge(doc, case, workload):
     return not problems, found, len(origins), problems
 
 
+def label(cause, precision, input_difference):
+    if cause is None:
+        return "input difference" if input_difference else "no origin"
+    return f"{cause} [{precision}]" if precision else cause
+
+
+def confusion(rows):
+    """A Markdown confusion matrix: the planted cause (rows) against the first origin's cause
+    found (columns), one count per pair."""
+    planted, found = [], []
+    for r in rows:
+        cause, precision, _, input_difference = expected(r["case"], r["workload"])
+        planted.append(label(cause, precision, input_difference))
+        found.append(r["found_label"])
+    labels = sorted(set(planted) | set(found))
+    out = "| planted \\ found | " + " | ".join(labels) + " |\n"
+    out += "|---|" + "---|" * len(labels) + "\n"
+    for p in labels:
+        if p not in planted:
+            continue
+        counts = [sum(1 for a, b in zip(planted, found) if a == p and b == q) for q in labels]
+        out += f"| {p} | " + " | ".join(str(c) if c else "·" for c in counts) + " |\n"
+    off = sum(1 for a, b in zip(planted, found) if a != b)
+    return out + f"\n{len(rows)} pairs, {off} off the diagonal.\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parity", default=os.path.join(HERE, "..", "..", "build", "parity"))
@@ -223,7 +249,12 @@ def main():
                     doc = json.load(f)
                 ok, found, count, problems = judge(doc, case, workload)
                 failed += not ok
+                first = doc["origins"][0] if doc["origins"] else None
+                found_label = label(first["cause"] if first else None,
+                                    first.get("effective_precision") if first else None,
+                                    doc["input_difference"])
                 rows.append({"workload": workload, "case": case, "ok": ok, "found": found,
+                             "found_label": found_label,
                              "origins": count, "calls": len(doc["ops"]), "exit": p.returncode,
                              "problems": problems})
                 print(f"{workload:12} {case:16} {'ok ' if ok else 'BAD'} {count:4} origins  {found}"
@@ -240,6 +271,9 @@ def main():
             for r in rows:
                 f.write(f"| {r['workload']} | {r['case']} | {r['calls']} | {r['origins']} | "
                         f"{r['found']} | {'yes' if r['ok'] else 'no: ' + '; '.join(r['problems'])} |\n")
+    if args.markdown:
+        with open(args.markdown, "a") as f:
+            f.write("\n" + confusion(rows))
     unplanted = [r for r in rows if expected(r["case"], r["workload"])[0] is None]
     false_origins = sum(r["origins"] for r in unplanted)
     print(f"{len(rows)} pairs, {failed} not as planted; false origins on the {len(unplanted)} "
