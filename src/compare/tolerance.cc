@@ -293,6 +293,7 @@ OpFamily FamilyOf(const std::string& op) {
       {"avg_pool2d_backward", "avg_pool2d", 0},
       {"_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d", 0},
       {"embedding_dense_backward", "_embedding_bag", 0},
+      {"_embedding_bag_dense_backward", "_embedding_bag", 0},
       {"nll_loss_backward", "nll_loss_forward", 1},
       {"nll_loss2d_backward", "nll_loss_forward", 1},
   };

@@ -70,6 +70,7 @@ Outputs BinaryCrossEntropy(const OpCall& call);  // and binary_cross_entropy_bac
 Outputs NativeLayerNormBackward(const OpCall& call);
 Outputs NativeBatchNormBackward(const OpCall& call);
 Outputs EmbeddingDenseBackward(const OpCall& call);
+Outputs EmbeddingBagDenseBackward(const OpCall& call);
 Outputs MaxPool2dBackward(const OpCall& call);
 Outputs AvgPool2dBackward(const OpCall& call);  // and _adaptive_avg_pool2d_backward
 Outputs ConvolutionBackward(const OpCall& call);

@@ -312,6 +312,75 @@ Outputs EmbeddingDenseBackward(const OpCall& call) {
   return std::vector<Array>{std::move(out)};
 }
 
+// _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+// num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx): sum and mean add
+// each index's bag gradient (times its per-sample weight; over the bag's size for mean) into
+// its weight row, padding_idx left out; max adds each bag's gradient at the row that gave its
+// maximum, per column (empty bags give nothing).
+Outputs EmbeddingBagDenseBackward(const OpCall& call) {
+  const Array* g = Arg(call, "grad", 0);
+  const Array* indices = Arg(call, "indices", 1);
+  const Array* offset2bag = Arg(call, "offset2bag", 2);
+  const Array* bag_size = Arg(call, "bag_size", 3);
+  const Array* max_indices = Arg(call, "maximum_indices", 4);
+  const Array* per_sample = call.input_args.empty() ? nullptr : Arg(call, "per_sample_weights", 5);
+  if (g == nullptr || indices == nullptr || offset2bag == nullptr || bag_size == nullptr ||
+      max_indices == nullptr || g->shape.size() != 2) {
+    return Unfit("_embedding_bag_dense_backward needs grad (bags, dim), indices and the bags");
+  }
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> rows_attr, AttrInts(call, "num_weights", 1, -1));
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> mode_attr, AttrInts(call, "mode", 1, 0));
+  PARITY_ASSIGN_OR_RETURN(double padding, AttrNumber(call, "padding_idx", -1));
+  PARITY_ASSIGN_OR_RETURN(bool by_freq, AttrBool(call, "scale_grad_by_freq", false));
+  const int64_t rows = rows_attr[0], mode = mode_attr[0], bags = g->shape[0], dim = g->shape[1];
+  const int64_t n = indices->numel();
+  if (rows < 0 || mode < 0 || mode > 2) return Unfit("num_weights or mode out of range");
+  // torch 1.13's CPU kernel takes each row's count from the sorted indices by position, not by
+  // value: what it computes is not the documented scaling, so it is compared only.
+  if (by_freq) return Unfit("_embedding_bag_dense_backward with scale_grad_by_freq");
+  if (offset2bag->numel() != n || bag_size->numel() != bags ||
+      (per_sample && per_sample->numel() != n) ||
+      (mode == 2 && max_indices->numel() != bags * dim)) {
+    return Unfit("offset2bag, bag_size, maximum_indices or per_sample_weights do not fit");
+  }
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, rows * dim));
+  for (double v : indices->data) {
+    if (!(v >= 0 && v < static_cast<double>(rows)))
+      return Unfit(fmt::format("index {} out of range", v));
+  }
+  Array out = Array::Filled({rows, dim});
+  auto add_row = [&](int64_t row, int64_t bag, double scale, int64_t only_column) {
+    for (int64_t j = 0; j < dim; ++j) {
+      if (only_column < 0 || j == only_column)
+        out.data[row * dim + j] += g->data[bag * dim + j] * scale;
+    }
+  };
+  if (mode == 2) {
+    for (int64_t b = 0; b < bags; ++b) {
+      for (int64_t j = 0; j < dim; ++j) {
+        const double row = max_indices->data[b * dim + j];
+        if (bag_size->data[b] <= 0 || row < 0) continue;  // an empty bag
+        if (!(row < static_cast<double>(rows))) return Unfit("maximum_indices out of range");
+        add_row(static_cast<int64_t>(row), b, 1.0, j);
+      }
+    }
+    return std::vector<Array>{std::move(out)};
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = indices->data[i], bag = offset2bag->data[i];
+    if (v == padding) continue;
+    if (!(bag >= 0 && bag < static_cast<double>(bags))) return Unfit("offset2bag out of range");
+    const auto b = static_cast<int64_t>(bag);
+    double scale = per_sample ? per_sample->data[i] : 1.0;
+    if (mode == 1) {
+      if (bag_size->data[b] <= 0) continue;
+      scale /= bag_size->data[b];
+    }
+    add_row(static_cast<int64_t>(v), b, scale, -1);
+  }
+  return std::vector<Array>{std::move(out)};
+}
+
 // max_pool2d_with_indices_backward: each gradient added at its recorded index.
 Outputs MaxPool2dBackward(const OpCall& call) {
   const Array* g = Arg(call, "grad_output", 0);

@@ -92,6 +92,7 @@ constexpr OpEntry kOps[] = {
     {"native_layer_norm_backward", oracle::NativeLayerNormBackward},
     {"native_batch_norm_backward", oracle::NativeBatchNormBackward},
     {"embedding_dense_backward", oracle::EmbeddingDenseBackward},
+    {"_embedding_bag_dense_backward", oracle::EmbeddingBagDenseBackward},
     {"max_pool2d_with_indices_backward", oracle::MaxPool2dBackward},
     {"avg_pool2d_backward", oracle::AvgPool2dBackward},
     {"_adaptive_avg_pool2d_backward", oracle::AvgPool2dBackward},

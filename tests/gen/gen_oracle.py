@@ -274,6 +274,10 @@ def gen_unfit():
         "more than half")
     add("cat_ranks", "cat", [r(2, 3), r(2)], {}, {"dim": 0}, "different ranks")
     add("reduction_bad", "mse_loss", [r(3), r(3)], {}, {"reduction": 7}, "reduction")
+    add("embedding_bag_backward_freq", "_embedding_bag_dense_backward",
+        [r(2, 3), torch.tensor([1, 2]), torch.tensor([0, 1]), torch.tensor([1, 1]),
+         torch.tensor([0, 0])], {}, {"num_weights": 4, "mode": 0, "scale_grad_by_freq": True},
+        "scale_grad_by_freq")
     # shapes from attrs never take more memory than the recorded output holds
     add("adaptive_huge", "_adaptive_avg_pool2d", [r(1, 2, 3, 3)], {},
         {"output_size": [60000, 60000]}, "more than the 4 it records")
@@ -309,6 +313,9 @@ def aten_cases(dtype, gen):
     logsoft = A._log_softmax(r(4, 5) * 3, -1, False)
     table, ids = r(10, 5), torch.tensor([[0, 3, 9], [2, 2, 1]])
     bag_ids, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 0]), torch.tensor([0, 4, 4, 7])
+    _, bag_of, bag_size, _ = A._embedding_bag(table, bag_ids, offsets, False, 1, False, None,
+                                              False, -1)
+    bag_max = A._embedding_bag(table, bag_ids, offsets, False, 2, False, None, False, -1)[3]
     target = torch.tensor([0, 4, 2, -100])
     img_target = torch.randint(0, 4, (2, 9, 7), generator=gen)
     probs = torch.rand(3, 4, generator=gen, dtype=torch.float64).to(dtype) * 0.9 + 0.05
@@ -385,6 +392,16 @@ def aten_cases(dtype, gen):
         ("embedding_bag_max", call(A._embedding_bag_forward_only, table, bag_ids, offsets,
                                                                     False, 2, False, None,
                                                                     False, -1)),
+        ("embedding_bag_backward_sum", call(A._embedding_bag_dense_backward, r(4, 5), bag_ids,
+                                            bag_of, bag_size.zero_(), bag_max, 10, False, 0,
+                                            r(9), -1)),
+        ("embedding_bag_backward_mean", call(A._embedding_bag_dense_backward, r(4, 5), bag_ids,
+                                             bag_of, A._embedding_bag(table, bag_ids, offsets,
+                                                                      False, 1, False, None,
+                                                                      False, -1)[2],
+                                             bag_max, 10, False, 1, None, 4)),
+        ("embedding_bag_backward_max", call(A._embedding_bag_dense_backward, r(4, 5), bag_ids,
+                                            bag_of, bag_size, bag_max, 10, False, 2, None, -1)),
         ("max_pool2d", call(A.max_pool2d_with_indices, img, [3, 3], [2, 2], [1, 1], [1, 1],
                                                          True)),
         ("max_pool2d_backward", call(A.max_pool2d_with_indices_backward, 
