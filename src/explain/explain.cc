@@ -22,6 +22,20 @@ bool Contains(const DumpRecord& container, const std::string& inner) {
          inner[container.name.size()] == '.';
 }
 
+// " (Adam or AdamW ...)": the optimizer an optimizer pass's ops show, or "" when none fits.
+// Adam and AdamW divide by a square root (addcdiv_ after sqrt, one tensor at a time or
+// _foreach_); SGD adds the scaled gradient (add_ with alpha) and divides by nothing.
+std::string OptimizerName(const std::set<std::string>& ops) {
+  auto has = [&](const char* op) {
+    return ops.count(op) > 0 || ops.count(std::string("_foreach_") + op) > 0;
+  };
+  if (has("addcdiv_") && (has("sqrt") || has("sqrt_"))) {
+    return " (Adam or AdamW: addcdiv_ after sqrt)";
+  }
+  if (has("add_") && !has("addcdiv_") && !has("sqrt")) return " (SGD: add_ of the scaled gradient)";
+  return "";
+}
+
 // Whether some input is stored in another dtype on each side.
 bool InputDtypesDiffer(const DumpRecord& a, const DumpRecord& b) {
   for (std::size_t i = 0; i < a.inputs.size() && i < b.inputs.size(); ++i) {
@@ -99,6 +113,12 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
       forward_of.try_emplace({r->rank, r->step, r->module}, r);
     }
   }
+  // The optimizer each (rank, step) ran, recognised from its optimizer-pass ops.
+  std::map<std::pair<int64_t, int64_t>, std::set<std::string>> optimizer_ops;
+  for (const auto& [ra, rb] : pairs) {
+    const DumpRecord* r = ra != nullptr ? ra : rb;
+    if (r->pass == "optimizer") optimizer_ops[{r->rank, r->step}].insert(r->op);
+  }
   // Each rank's first step: params that differ there were loaded, not computed. Until a
   // rank's first call whose outputs differ, inputs that differ came from no recorded op: data.
   std::map<int64_t, int64_t> first_step;
@@ -140,7 +160,8 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
                                     any.module, it->second->op, it->second->seq)
                       : fmt::format("; in the gradient of module '{}'", any.module);
     } else if (IsOrigin(e.cause) && e.pass == "optimizer") {
-      e.reason += "; first in the optimizer step";
+      e.reason += "; first in the optimizer step" +
+                  OptimizerName(optimizer_ops[{any.rank, any.step}]);
     }
     if (e.time_us_a && e.time_us_b && *e.time_us_a > 0) {
       report.slowest_on_b.push_back({e.seq, e.step, e.name, e.op, *e.time_us_a, *e.time_us_b});

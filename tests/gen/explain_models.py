@@ -24,6 +24,8 @@ second platform would.
                      (a token id changed where there is no float)
   adam-eps           B's Adam with eps 1e-6 (A 1e-8)               the optimizer step's first
                                                                     op with eps, algorithmic
+  sgd-lr             both SGD with momentum, B's lr doubled        the optimizer step's first
+                     (A captured with SGD for this case)             op with lr, algorithmic
 
 Usage: explain_models.py [--parity BIN] [--workloads recsys,transformer,cnn] [--cases ...]
                          [--markdown FILE] [--json FILE]
@@ -46,7 +48,7 @@ import parity_workloads.harness as harness  # noqa: E402
 
 A = torch.ops.aten
 CASES = ["unplanted", "summation-order", "tf32-rne", "tf32-rna", "tf32-trunc", "bf16-autocast",
-         "dropout-seed", "input-data", "adam-eps"]
+         "dropout-seed", "input-data", "adam-eps", "sgd-lr"]
 
 
 def tf32(t, rounding):
@@ -117,7 +119,12 @@ def capture(name, out, case=None, steps=2):
     planted when `case` is given."""
     torch.set_num_threads(2 if case == "unplanted" else 1)
     w = harness.load(name, size="tiny", seed=0)
-    opt = torch.optim.Adam(w.model.parameters(), lr=w.lr, eps=1e-6 if case == "adam-eps" else 1e-8)
+    if case in ("sgd-lr", "sgd-base"):
+        opt = torch.optim.SGD(w.model.parameters(), lr=w.lr * (2 if case == "sgd-lr" else 1),
+                              momentum=0.9)
+    else:
+        opt = torch.optim.Adam(w.model.parameters(), lr=w.lr,
+                               eps=1e-6 if case == "adam-eps" else 1e-8)
     batches = list(w.batches(steps))
     if case == "input-data":
         inputs, target = batches[0]
@@ -157,7 +164,9 @@ def expected(case, workload):
     if case == "dropout-seed" and workload == "transformer":
         return ("rng-divergence", None, "", False)
     if case == "adam-eps":
-        return ("algorithmic", None, "optimizer", False)
+        return ("algorithmic", None, "first in the optimizer step (Adam or AdamW", False)
+    if case == "sgd-lr":
+        return ("algorithmic", None, "first in the optimizer step (SGD", False)
     if case == "input-data":
         return (None, None, "", True)
     return (None, None, "", False)
@@ -240,8 +249,12 @@ def main():
             for case in cases:
                 b = os.path.join(tmp, f"{workload}_{case}")
                 capture(workload, b, case)
+                base = a
+                if case == "sgd-lr":  # A with the same optimizer, at the first lr
+                    base = os.path.join(tmp, workload + "_A_sgd")
+                    capture(workload, base, "sgd-base")
                 out = os.path.join(tmp, "explain.json")
-                p = subprocess.run([args.parity, "explain", a, b, "--json", out, "-q"],
+                p = subprocess.run([args.parity, "explain", base, b, "--json", out, "-q"],
                                    capture_output=True, text=True)
                 if p.returncode not in (0, 1):
                     sys.exit(f"explain_models.py: parity explain exit {p.returncode}: {p.stderr}")
