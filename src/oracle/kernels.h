@@ -110,6 +110,9 @@ Result<std::array<bool, 3>> OutputMask(const OpCall& call);
 /// output, more than 2^24 elements. Replays never allocate beyond what the record holds.
 Status CheckOutputSize(const OpCall& call, std::size_t index, int64_t numel);
 
+/// The gradients `mask` (OutputMask) asks for, in order: a backward's outputs.
+std::vector<Array> Masked(const std::array<bool, 3>& mask, Array input, Array weight, Array bias);
+
 /// An aten `reduction` attr: 0 none, 1 mean (the default), 2 sum.
 Result<int> Reduction(const OpCall& call);
 

@@ -35,14 +35,6 @@ Outputs Elementwise(const OpCall& call, const char* second, F&& f) {
   return std::vector<Array>{std::move(out)};
 }
 
-std::vector<Array> Masked(const std::array<bool, 3>& mask, Array a, Array b, Array c) {
-  std::vector<Array> out;
-  if (mask[0]) out.push_back(std::move(a));
-  if (mask[1]) out.push_back(std::move(b));
-  if (mask[2]) out.push_back(std::move(c));
-  return out;
-}
-
 // The scalar or per-element upstream gradient of a loss: g[i] for reduction none, else g / n
 // (mean) or g (sum).
 Result<std::vector<double>> LossGrad(const OpCall& call, std::size_t n, int reduction) {
@@ -173,61 +165,6 @@ Outputs BinaryCrossEntropy(const OpCall& call) {
   if (reduction == 0) return std::vector<Array>{std::move(out)};
   return std::vector<Array>{
       Array{{}, {reduction == 1 ? sum / static_cast<double>(out.data.size()) : sum}}};
-}
-
-// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
-// output_mask) from the recorded mean and rstd: per row with x̂ = (x − mean)·rstd and
-// h = g·w, dx = rstd·(h − mean(h) − x̂·mean(h·x̂)); dw = Σ g·x̂, db = Σ g over rows.
-Outputs NativeLayerNormBackward(const OpCall& call) {
-  const Array* g = Arg(call, "grad_out", 0);
-  const Array* x = Arg(call, "input", 1);
-  const Array* mean = Arg(call, "mean", 2);
-  const Array* rstd = Arg(call, "rstd", 3);
-  const Array* w = call.input_args.empty() ? nullptr : Arg(call, "weight", 4);
-  if (g == nullptr || x == nullptr || mean == nullptr || rstd == nullptr || g->shape != x->shape) {
-    return Unfit("native_layer_norm_backward needs grad_out, input, mean and rstd");
-  }
-  PARITY_ASSIGN_OR_RETURN(auto mask, OutputMask(call));
-  const auto it = call.attrs.find("normalized_shape");
-  if (it == call.attrs.end() || !it->is_array() || it->size() > x->shape.size())
-    return Unfit("normalized_shape does not fit input");
-  int64_t k = 1;
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    if (!(*it)[i].is_number_integer() ||
-        (*it)[i].get<int64_t>() != x->shape[x->shape.size() - it->size() + i]) {
-      return Unfit("normalized_shape does not end input");
-    }
-    k *= (*it)[i].get<int64_t>();
-  }
-  const int64_t rows = k > 0 ? x->numel() / k : 0;
-  if (mean->numel() != rows || rstd->numel() != rows || (w && w->numel() != k)) {
-    return Unfit("mean, rstd or weight differ in size from the input's rows");
-  }
-  std::vector<int64_t> param_shape(x->shape.end() - static_cast<int64_t>(it->size()),
-                                   x->shape.end());
-  Array dx = Array::Filled(x->shape), dw = Array::Filled(param_shape),
-        db = Array::Filled(param_shape);
-  for (int64_t r = 0; r < rows; ++r) {
-    const double m = mean->data[r], s = rstd->data[r];
-    double mean_h = 0.0, mean_hx = 0.0;
-    for (int64_t j = 0; j < k; ++j) {
-      const double xhat = (x->data[r * k + j] - m) * s,
-                   h = g->data[r * k + j] * (w ? w->data[j] : 1.0);
-      mean_h += h;
-      mean_hx += h * xhat;
-      dw.data[j] += g->data[r * k + j] * xhat;
-      db.data[j] += g->data[r * k + j];
-    }
-    mean_h /= static_cast<double>(k);
-    mean_hx /= static_cast<double>(k);
-    for (int64_t j = 0; j < k; ++j) {
-      const double xhat = (x->data[r * k + j] - m) * s,
-                   h = g->data[r * k + j] * (w ? w->data[j] : 1.0);
-      dx.data[r * k + j] = s * (h - mean_h - xhat * mean_hx);
-    }
-  }
-  if (w == nullptr) mask[1] = false;  // no weight, no gradient for it
-  return Masked(mask, std::move(dx), std::move(dw), std::move(db));
 }
 
 // native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,

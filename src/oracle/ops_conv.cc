@@ -259,11 +259,7 @@ Outputs ConvolutionBackward(const OpCall& call) {
         db.data[c] += grad->data[(n * g.out_channels + c) * pixels + p];
     }
   }
-  std::vector<Array> out;
-  if (mask[0]) out.push_back(std::move(dx));
-  if (mask[1]) out.push_back(std::move(dw));
-  if (mask[2]) out.push_back(std::move(db));
-  return out;
+  return Masked(mask, std::move(dx), std::move(dw), std::move(db));
 }
 
 }  // namespace parity::oracle

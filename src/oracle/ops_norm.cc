@@ -231,4 +231,49 @@ Outputs NativeBatchNorm(const OpCall& call) {
   return BatchNormOf(call, a, training);
 }
 
+// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+// output_mask) from the recorded mean and rstd: per row with x̂ = (x − mean)·rstd and
+// h = g·w, dx = rstd·(h − mean(h) − x̂·mean(h·x̂)); dw = Σ g·x̂, db = Σ g over rows.
+Outputs NativeLayerNormBackward(const OpCall& call) {
+  const Array* g = Arg(call, "grad_out", 0);
+  const Array* x = Arg(call, "input", 1);
+  const Array* mean = Arg(call, "mean", 2);
+  const Array* rstd = Arg(call, "rstd", 3);
+  const Array* w = call.input_args.empty() ? nullptr : Arg(call, "weight", 4);
+  if (g == nullptr || x == nullptr || mean == nullptr || rstd == nullptr || g->shape != x->shape) {
+    return Unfit("native_layer_norm_backward needs grad_out, input, mean and rstd");
+  }
+  PARITY_ASSIGN_OR_RETURN(auto mask, OutputMask(call));
+  PARITY_ASSIGN_OR_RETURN(const int64_t k, NormalizedSize(call, *x));
+  const auto dims = static_cast<int64_t>(call.attrs.at("normalized_shape").size());
+  const int64_t rows = k > 0 ? x->numel() / k : 0;
+  if (mean->numel() != rows || rstd->numel() != rows || (w && w->numel() != k)) {
+    return Unfit("mean, rstd or weight differ in size from the input's rows");
+  }
+  std::vector<int64_t> param_shape(x->shape.end() - dims, x->shape.end());
+  Array dx = Array::Filled(x->shape), dw = Array::Filled(param_shape),
+        db = Array::Filled(param_shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double m = mean->data[r], s = rstd->data[r];
+    double mean_h = 0.0, mean_hx = 0.0;
+    for (int64_t j = 0; j < k; ++j) {
+      const double xhat = (x->data[r * k + j] - m) * s,
+                   h = g->data[r * k + j] * (w ? w->data[j] : 1.0);
+      mean_h += h;
+      mean_hx += h * xhat;
+      dw.data[j] += g->data[r * k + j] * xhat;
+      db.data[j] += g->data[r * k + j];
+    }
+    mean_h /= static_cast<double>(k);
+    mean_hx /= static_cast<double>(k);
+    for (int64_t j = 0; j < k; ++j) {
+      const double xhat = (x->data[r * k + j] - m) * s,
+                   h = g->data[r * k + j] * (w ? w->data[j] : 1.0);
+      dx.data[r * k + j] = s * (h - mean_h - xhat * mean_hx);
+    }
+  }
+  if (w == nullptr) mask[1] = false;  // no weight, no gradient for it
+  return Masked(mask, std::move(dx), std::move(dw), std::move(db));
+}
+
 }  // namespace parity::oracle

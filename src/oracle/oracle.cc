@@ -345,6 +345,14 @@ Result<std::array<bool, 3>> OutputMask(const OpCall& call) {
   return mask;
 }
 
+std::vector<Array> Masked(const std::array<bool, 3>& mask, Array input, Array weight, Array bias) {
+  std::vector<Array> out;
+  if (mask[0]) out.push_back(std::move(input));
+  if (mask[1]) out.push_back(std::move(weight));
+  if (mask[2]) out.push_back(std::move(bias));
+  return out;
+}
+
 Result<int> Reduction(const OpCall& call) {
   const auto it = call.attrs.find("reduction");
   if (it == call.attrs.end() || it->is_null()) return 1;
