@@ -65,16 +65,13 @@ Result<std::string> FindPython(const std::string& explicit_python) {
 std::map<std::string, std::string> WorkloadEnvironment() {
   std::vector<std::string> dirs;
   std::error_code ec;
-  const std::string source = PARITY_SOURCE_PYTHON_DIR;
-  if (!source.empty() && std::filesystem::is_directory(source + "/parity_workloads", ec)) {
-    dirs.push_back(source);
-  }
   const std::string exe_dir = ExecutableDirectory();
-  if (!exe_dir.empty()) {
-    const std::string installed = exe_dir + "/../share/parity/python";
-    if (std::filesystem::is_directory(installed + "/parity_workloads", ec)) {
-      dirs.push_back(installed);
-    }
+  const std::string installed = exe_dir + "/../lib/python3/dist-packages";
+  const std::string source = PARITY_SOURCE_PYTHON_DIR;
+  if (!exe_dir.empty() && std::filesystem::is_directory(installed + "/parity_workloads", ec)) {
+    dirs.push_back(std::filesystem::path(installed).lexically_normal().string());
+  } else if (!source.empty() && std::filesystem::is_directory(source + "/parity_workloads", ec)) {
+    dirs.push_back(source);
   }
   std::string path;
   if (const char* current = std::getenv("PYTHONPATH"); current != nullptr && *current != '\0') {

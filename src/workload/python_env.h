@@ -16,10 +16,11 @@ namespace parity::workload {
 /// one named (or found) can't be run.
 Result<std::string> FindPython(const std::string& explicit_python);
 
-/// The environment a workload process gets on top of this one: PYTHONPATH with the checkout's
-/// python/ directory (the one this binary was built from, or share/parity/python beside an
-/// installed binary) after any PYTHONPATH already set, so that `parity_workloads` imports
-/// whether or not the packages are installed.
+/// The environment a workload process gets on top of this one: PYTHONPATH with the packages
+/// installed beside this binary (../lib/python3/dist-packages, cmake/install.cmake), else the
+/// checkout's python/ directory this binary was built from, after any PYTHONPATH already set,
+/// so that `parity_workloads` imports wherever parity runs from: an installed or unpacked
+/// package uses its own copy, a build tree its checkout's.
 std::map<std::string, std::string> WorkloadEnvironment();
 
 }  // namespace parity::workload
