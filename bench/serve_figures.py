@@ -13,7 +13,7 @@ op calls over 10 steps, 99% statistics-only (compared only) and 1% a replayable 
 hash differing on B for one call in 50.
 
 Usage: serve_figures.py [--parity build/parity] [--gen build/tests/parity_store_gen]
-                        [--runs 10000] [--ops 100000] [--duration 10] [--json OUT]
+                        [--runs 10000] [--ops 100000] [--duration 5] [--json OUT]
 """
 import argparse
 import json
@@ -138,7 +138,7 @@ def main():
     ap.add_argument("--gen", default=os.path.join(HERE, "..", "build", "tests", "parity_store_gen"))
     ap.add_argument("--runs", type=int, default=10000)
     ap.add_argument("--ops", type=int, default=100000)
-    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--duration", type=int, default=5, help="seconds of wrk per figure")
     ap.add_argument("--json")
     args = ap.parse_args()
     out = {"machine": platform.machine(), "cpus": os.cpu_count(), "runs": args.runs,
@@ -161,8 +161,10 @@ def main():
         out["dump_write_s"] = round(time.monotonic() - t, 2)
 
         # The peer: parity history --json on the same store (every run; and one trend).
-        for name, extra in (("history_runs", ["--limit", "0"]),
-                            ("history_trend", ["--benchmark", "stream.triad"])):
+        for name, extra in (("history_runs_all", ["--limit", "0"]),
+                            ("history_runs_100", ["--limit", "100"]),
+                            ("history_trend", ["--benchmark", "stream.triad", "--node",
+                                               "node-0"])):
             times = []
             for _ in range(3):
                 t = time.monotonic()
@@ -202,7 +204,10 @@ def main():
                 "compare": base + "/api/compare?a=%d&b=%d" % (a, b),
                 "explain_page": explain + "&pass=backward&module=layers.4&offset=200&limit=100",
             }
-            out["wrk"] = {name: wrk(url, args.duration) for name, url in urls.items()}
+            # One connection (a user's page) and eight (a team's pages polling at once).
+            out["wrk"] = {"%s_c%d" % (name, c): wrk(url, args.duration, connections=c,
+                                                    threads=min(c, 2))
+                          for c in (1, 8) for name, url in urls.items()}
         finally:
             proc.terminate()
             proc.wait()

@@ -11,6 +11,20 @@
 
 namespace parity::serve {
 
+Result<store::Store*> Context::OpenStore() const {
+  struct Kept {
+    const Context* owner = nullptr;
+    std::unique_ptr<store::Store> store;
+  };
+  thread_local Kept kept;
+  if (kept.owner != this || !kept.store) {
+    kept.store.reset();
+    PARITY_ASSIGN_OR_RETURN(kept.store, store::Store::OpenReadOnly(options.db));
+    kept.owner = this;
+  }
+  return kept.store.get();
+}
+
 Answer ErrorAnswer(int status, std::string_view message) {
   Json body = Document("parity-serve-error", 1);
   body["status"] = status;

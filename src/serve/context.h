@@ -77,10 +77,9 @@ struct Context {
         compare_cache(options.cache_entries),
         explain_cache(options.cache_entries) {}
 
-  /// A connection to the store of its own (a Store is not shared between threads).
-  Result<std::unique_ptr<store::Store>> OpenStore() const {
-    return store::Store::OpenReadOnly(options.db);
-  }
+  /// The calling thread's read-only connection to the store, opened on first use and kept
+  /// (a Store is not shared between threads; a kept one keeps its page cache).
+  Result<store::Store*> OpenStore() const;
 
   const ServeOptions options;
   Cache<Json> compare_cache;
