@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "accept/bundle_view.h"
 #include "serve/api.h"
 #include "store/json.h"
 #include "store/store.h"
@@ -99,6 +100,16 @@ Answer RunApi(Context& context, const Params& params) {
   const std::string& fingerprint = runs->front().fingerprint;
   const Json parsed = Json::parse(fingerprint.empty() ? "null" : fingerprint, nullptr, false);
   body["run"]["fingerprint"] = parsed.is_discarded() ? Json(nullptr) : parsed;
+  // Whether its bundle can be read (a collect's): unreadable, with the reason, when its
+  // manifest is missing, corrupt or half-written.
+  if (runs->front().kind == "collect") {
+    const std::string& path = runs->front().bundle;
+    auto bundle = path.empty() ? Result<accept::BundleView>(Status::Invalid("", "none recorded"))
+                               : accept::OpenBundle(path);
+    const std::string problem = !bundle.ok() ? bundle.status().message() : bundle->problem;
+    body["bundle"] = {{"readable", problem.empty()}};
+    if (!problem.empty()) body["bundle"]["problem"] = problem;
+  }
   return {200, std::move(body)};
 }
 

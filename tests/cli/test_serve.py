@@ -237,6 +237,11 @@ class Api(unittest.TestCase):
         self.assertFalse({r["id"] for r in one} & {r["id"] for r in two})
         run_doc = self.s.json("/api/run?id=%d" % self.f.ids["base"])
         self.assertEqual([s["name"] for s in run_doc["run"]["stages"]], ["env", "bench", "dump"])
+        self.assertEqual(run_doc["bundle"], {"readable": True})
+        gen_collect = self.s.json("/api/runs?kind=collect&q=gen-&limit=1")["runs"][0]["id"]
+        corrupt = self.s.json("/api/run?id=%d" % gen_collect)["bundle"]
+        self.assertFalse(corrupt["readable"])
+        self.assertIn("corrupt/manifest.json", corrupt["problem"])
 
     def test_bad_parameters_and_ids(self):
         for path, status in (("/api/runs?limit=501", 400), ("/api/runs?limt=5", 400),
