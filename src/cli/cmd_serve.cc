@@ -12,6 +12,7 @@
 #include "core/exit_code.h"
 #include "core/file_util.h"
 #include "core/interrupt.h"
+#include "core/json_util.h"
 #include "monitor/exporter.h"
 #include "serve/server.h"
 #include "store/store.h"
@@ -32,7 +33,9 @@ int RunServe(int argc, char** argv) {
       "/api/compare, /api/reports, /api/explain; docs/SERVE.md) are served from the binary, "
       "offline. It listens on 127.0.0.1:8470; any other address needs --token or --token-file, "
       "and then every request needs 'Authorization: Bearer TOKEN'. Only GET and HEAD; nothing "
-      "outside the roots. Runs until interrupted; exit 2 on bad input (a store of a newer "
+      "outside the roots. Once listening it prints the URL (with --json FILE, a parity-serve "
+      "document naming it and the port). Runs until interrupted; exit 2 on bad input (a store of a "
+      "newer "
       "schema), 3 when the address can't be bound.",
       &common);
   app->add_option("--db", options.db, "the results store (default: as parity history's)")
@@ -74,9 +77,20 @@ int RunServe(int argc, char** argv) {
   if (Status s = server.Bind(); !s.ok()) return Fail(s);
   const std::string host =
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  std::printf("parity serve: http://%s:%d/ (store %s%s)\n", host.c_str(), server.port(),
-              options.db.c_str(), options.token.empty() ? "" : "; bearer token required");
-  std::fflush(stdout);
+  const std::string url = fmt::format("http://{}:{}/", host, server.port());
+  if (common.human()) {
+    std::printf("parity serve: %s (store %s%s)\n", url.c_str(), options.db.c_str(),
+                options.token.empty() ? "" : "; bearer token required");
+    std::fflush(stdout);
+  }
+  // Once listening: where, for scripts that started it on port 0.
+  Json doc = Document("parity-serve", 1);
+  doc["url"] = url;
+  doc["port"] = server.port();
+  doc["db"] = options.db;
+  doc["roots"] = options.roots;
+  doc["token_required"] = !options.token.empty();
+  if (Status s = WriteJsonOutput(common, doc); !s.ok()) return Fail(s);
   server.Listen();
   return kExitOk;
 }

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 from sanitized import EXTERNAL_SKIP  # tests/cli/sanitized.py
 
@@ -459,6 +460,27 @@ class BadInput(unittest.TestCase):
                 "--listen", "127.0.0.1:0", timeout=30)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--root is not a directory", r.stderr)
+
+
+class Listening(unittest.TestCase):
+    def test_json_names_the_port(self):
+        f = Fixture.get()
+        out = os.path.join(f.dir, "serve.json")
+        proc = subprocess.Popen([BIN, "serve", "--db", f.db, "--listen", "127.0.0.1:0", "-q",
+                                 "--json", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(out) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with open(out) as fh:
+                doc = json.load(fh)
+            self.assertEqual((doc["format"], doc["version"]), ("parity-serve", 1))
+            with urllib.request.urlopen(doc["url"] + "api/runs?limit=1", timeout=60) as r:
+                self.assertEqual(json.load(r)["total"], GENERATED + 2)
+        finally:
+            proc.terminate()
+            out_text, _ = proc.communicate(timeout=30)
+        self.assertEqual(out_text, b"")  # -q: no line on stdout
 
 
 class Live(unittest.TestCase):
