@@ -4,12 +4,13 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <system_error>
 
-#include "core/file_util.h"
 #include "monitor/exporter.h"
 #include "serve/api.h"
 #include "serve/security.h"
@@ -104,11 +105,11 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(op
         }
         if (request.headers.size() > kMaxHeaders) return refuse(431, "too many header fields");
         // The API reads no body: a request that announces one is refused before it is read.
-    const std::string length = request.get_header_value("Content-Length");
-    if (!request.body.empty() || (!length.empty() && length != "0") ||
-        request.has_header("Transfer-Encoding")) {
-      return refuse(413, "a GET request has no body");
-    }
+        const std::string length = request.get_header_value("Content-Length");
+        if (!request.body.empty() || (!length.empty() && length != "0") ||
+            request.has_header("Transfer-Encoding")) {
+          return refuse(413, "a GET request has no body");
+        }
         if (HasEncodedSeparator(request.target) || request.path.find('\0') != std::string::npos) {
           return refuse(400, "the path holds an encoded separator, dot or NUL");
         }
@@ -141,31 +142,48 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(op
   server.Get("/api/.*", [](const httplib::Request& request, httplib::Response& response) {
     SendJson(response, ErrorAnswer(404, "no such endpoint: " + request.path.substr(0, 200)));
   });
-  server.Get(R"(/files/(\d{1,4})/(.*))",
-             [&context](const httplib::Request& request, httplib::Response& response) {
-               const std::size_t root = std::stoul(request.matches[1].str());
-               if (root >= context.options.roots.size()) {
-                 SendJson(response, ErrorAnswer(404, fmt::format("no root {}", root)));
-                 return;
-               }
-               auto path = ResolveUnder(context.options.roots[root], request.matches[2].str());
-               if (!path.ok()) {
-                 SendJson(response, ErrorAnswer(404, path.status().message()));
-                 return;
-               }
-               std::error_code ec;
-               if (!std::filesystem::is_regular_file(*path, ec)) {
-                 SendJson(response, ErrorAnswer(404, request.matches[2].str() + ": not a file"));
-                 return;
-               }
-               auto text = ReadSmallFile(*path, kMaxFileBytes, "file");
-               if (!text.ok()) {
-                 SendJson(response, ErrorAnswer(404, text.status().message()));
-                 return;
-               }
-               response.set_header("X-Content-Type-Options", "nosniff");
-               response.set_content(std::move(*text), ContentType(*path));
-             });
+  server.Get(R"(/files/(\d{1,4})/(.*))", [&context](const httplib::Request& request,
+                                                    httplib::Response& response) {
+    const std::size_t root = std::stoul(request.matches[1].str());
+    if (root >= context.options.roots.size()) {
+      SendJson(response, ErrorAnswer(404, fmt::format("no root {}", root)));
+      return;
+    }
+    auto path = ResolveUnder(context.options.roots[root], request.matches[2].str());
+    if (!path.ok()) {
+      SendJson(response, ErrorAnswer(404, path.status().message()));
+      return;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*path, ec)) {
+      SendJson(response, ErrorAnswer(404, request.matches[2].str() + ": not a file"));
+      return;
+    }
+    const auto size = std::filesystem::file_size(*path, ec);
+    if (ec || size > kMaxFileBytes) {
+      SendJson(response,
+               ErrorAnswer(404, request.matches[2].str() + ": unreadable or over 256 MiB"));
+      return;
+    }
+    auto file = std::make_shared<std::ifstream>(*path, std::ios::binary);
+    if (!*file) {
+      SendJson(response, ErrorAnswer(404, request.matches[2].str() + ": can't be opened"));
+      return;
+    }
+    // Streamed a chunk at a time: a large report costs no more memory than a small one.
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_content_provider(
+        static_cast<std::size_t>(size), ContentType(*path),
+        [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          char buffer[1 << 16];
+          file->seekg(static_cast<std::streamoff>(offset));
+          const auto n = static_cast<std::size_t>(
+              file->read(buffer, static_cast<std::streamsize>(std::min(length, sizeof buffer)))
+                  .gcount());
+          if (n == 0) return false;
+          return sink.write(buffer, n);
+        });
+  });
   server.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;
     SendJson(response,
