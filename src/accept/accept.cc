@@ -82,16 +82,6 @@ std::optional<Result<TelemetryRecord>> LoadTelemetry(const BundleView& bundle) {
   return ReadTelemetry(bundle.PathOf("telemetry.jsonl"));
 }
 
-Json CriterionJson(const CriterionResult& c) {
-  return {{"id", c.id},
-          {"part", c.part},
-          {"stage", c.stage.empty() ? Json() : Json(c.stage)},
-          {"title", c.title},
-          {"status", VerdictName(c.status)},
-          {"reason", c.reason},
-          {"evidence", c.evidence}};
-}
-
 /// Records the accept in the results store; why it could not, or "".
 std::string Record(const AcceptOptions& options, const BundleView& base, const AcceptResult& result,
                    double started) {
@@ -145,6 +135,51 @@ std::string Record(const AcceptOptions& options, const BundleView& base, const A
 
 }  // namespace
 
+namespace {
+
+/// JudgeCriteria, keeping the candidate's telemetry record it read in `cand_telemetry`.
+std::vector<CriterionResult> Judge(const BundleView& base, const BundleView& cand,
+                                   const Criteria& criteria,
+                                   std::optional<Result<TelemetryRecord>>& cand_telemetry) {
+  // The candidate's telemetry record is read while the other parts run; the stability part
+  // judges it.
+  auto cand_telemetry_future =
+      std::async(std::launch::async, [&cand] { return LoadTelemetry(cand); });
+  AcceptInput input{base, cand, criteria, nullptr, ""};
+  std::vector<CriterionResult> out;
+  for (const Part* part : Parts()) {
+    if (part == StabilityPart()) {
+      cand_telemetry = cand_telemetry_future.get();
+      if (cand_telemetry && cand_telemetry->ok()) {
+        input.candidate_telemetry = &cand_telemetry->value();
+      } else if (cand_telemetry) {
+        input.candidate_telemetry_problem = cand_telemetry->status().message();
+      }
+    }
+    for (CriterionResult& c : part->Evaluate(input)) out.push_back(std::move(c));
+  }
+  if (cand_telemetry_future.valid()) cand_telemetry = cand_telemetry_future.get();
+  return out;
+}
+
+}  // namespace
+
+std::vector<CriterionResult> JudgeCriteria(const BundleView& base, const BundleView& cand,
+                                           const Criteria& criteria) {
+  std::optional<Result<TelemetryRecord>> cand_telemetry;
+  return Judge(base, cand, criteria, cand_telemetry);
+}
+
+Json CriterionJson(const CriterionResult& c) {
+  return {{"id", c.id},
+          {"part", c.part},
+          {"stage", c.stage.empty() ? Json() : Json(c.stage)},
+          {"title", c.title},
+          {"status", VerdictName(c.status)},
+          {"reason", c.reason},
+          {"evidence", c.evidence}};
+}
+
 Result<AcceptResult> RunAccept(const AcceptOptions& options) {
   const double started = UnixNow();
   const auto clock_start = std::chrono::steady_clock::now();
@@ -160,26 +195,11 @@ Result<AcceptResult> RunAccept(const AcceptOptions& options) {
   AcceptResult result;
   result.out = options.out;
   result.strict = options.strict || options.criteria.strict;
-  // The telemetry records are read while the other parts run: the candidate's is judged by
-  // the stability part, the baseline's only drawn.
+  // The baseline's telemetry record, only drawn, is read while the parts judge.
   auto base_telemetry_future =
       std::async(std::launch::async, [&base] { return LoadTelemetry(base); });
-  auto cand_telemetry_future =
-      std::async(std::launch::async, [&cand] { return LoadTelemetry(cand); });
   std::optional<Result<TelemetryRecord>> cand_telemetry;
-  AcceptInput input{base, cand, options.criteria, nullptr, ""};
-  for (const Part* part : Parts()) {
-    if (part == StabilityPart()) {
-      cand_telemetry = cand_telemetry_future.get();
-      if (cand_telemetry && cand_telemetry->ok()) {
-        input.candidate_telemetry = &cand_telemetry->value();
-      } else if (cand_telemetry) {
-        input.candidate_telemetry_problem = cand_telemetry->status().message();
-      }
-    }
-    for (CriterionResult& c : part->Evaluate(input)) result.criteria.push_back(std::move(c));
-  }
-  if (cand_telemetry_future.valid()) cand_telemetry = cand_telemetry_future.get();
+  result.criteria = Judge(base, cand, options.criteria, cand_telemetry);
   auto base_telemetry = base_telemetry_future.get();
   for (const CriterionResult& c : result.criteria) {
     switch (c.status) {

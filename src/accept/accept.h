@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "accept/bundle_view.h"
 #include "accept/criteria.h"
 #include "accept/criterion.h"
 #include "core/json_util.h"
@@ -47,6 +48,14 @@ inline constexpr const char* kReportFiles[] = {"report.json", "report.html", "ju
 /// still written. kInvalidInput when a bundle is not a directory, OUT is a file, holds files
 /// other than a report's, or can't be written, or the signing key can't be read.
 Result<AcceptResult> RunAccept(const AcceptOptions& options);
+
+/// Every part's criteria on two open bundles, in the report's order, as RunAccept judges them
+/// (the telemetry records read as it reads them); writes nothing.
+std::vector<CriterionResult> JudgeCriteria(const BundleView& baseline, const BundleView& candidate,
+                                           const Criteria& criteria);
+
+/// {"id","part","stage","title","status","reason","evidence"}: a criterion as report.json has it.
+Json CriterionJson(const CriterionResult& c);
 
 /// The human summary: the criteria table and the verdict.
 std::string AcceptText(const AcceptResult& result);

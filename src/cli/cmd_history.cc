@@ -21,6 +21,7 @@
 #include "core/exit_code.h"
 #include "core/json_util.h"
 #include "core/text_table.h"
+#include "store/json.h"
 #include "store/store.h"
 #include "store/trend.h"
 
@@ -162,68 +163,6 @@ std::string ParamsText(const std::string& params) {
   return out;
 }
 
-/// `text`, or null when it is empty (absent).
-Json StringOrNull(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
-
-/// obj[key] = value (null when absent; non-finite as SetNumber writes it).
-void SetOptional(Json& obj, std::string_view key, std::optional<double> value) {
-  if (value) {
-    SetNumber(obj, key, *value);
-  } else {
-    obj[std::string(key)] = nullptr;
-  }
-}
-
-Json RunJson(const store::RunRecord& run) {
-  Json j = Json::object();
-  j["uid"] = run.uid;
-  j["kind"] = run.kind;
-  j["node"] = StringOrNull(run.node);
-  SetNumber(j, "started", run.started);
-  SetOptional(j, "finished", run.finished);
-  j["level"] = run.level ? Json(*run.level) : Json(nullptr);
-  j["backend"] = StringOrNull(run.backend);
-  j["plan"] = StringOrNull(run.plan);
-  j["bundle"] = StringOrNull(run.bundle);
-  j["status"] = StringOrNull(run.status);
-  j["tool_version"] = StringOrNull(run.tool_version);
-  Json stages = Json::array();
-  for (const store::StageRecord& s : run.stages) {
-    Json stage = Json::object();
-    stage["name"] = s.name;
-    stage["kind"] = StringOrNull(s.kind);
-    stage["status"] = StringOrNull(s.status);
-    stage["reason"] = StringOrNull(s.reason);
-    SetOptional(stage, "seconds", s.seconds);
-    stages.push_back(std::move(stage));
-  }
-  j["stages"] = std::move(stages);
-  return j;
-}
-
-Json TrendJson(const store::Trend& t) {
-  Json j = Json::object();
-  j["node"] = StringOrNull(t.node);
-  j["name"] = t.name;
-  j["dtype"] = StringOrNull(t.dtype);
-  // The params as the object they are; text that is not JSON stays text.
-  Json params = Json::parse(t.params.empty() ? "{}" : t.params, nullptr, false);
-  j["params"] = params.is_discarded() ? Json(t.params) : std::move(params);
-  j["unit"] = StringOrNull(t.unit);
-  j["better"] = StringOrNull(t.better);
-  j["points"] = t.points;
-  SetNumber(j, "first", t.first);
-  SetNumber(j, "last", t.last);
-  SetNumber(j, "min", t.min);
-  SetNumber(j, "max", t.max);
-  SetNumber(j, "first_started", t.first_started);
-  SetNumber(j, "last_started", t.last_started);
-  SetOptional(j, "change", t.change);
-  SetOptional(j, "vs_previous", t.vs_previous);
-  j["verdict"] = t.verdict;
-  return j;
-}
-
 std::string RunsText(const std::vector<store::RunRecord>& runs) {
   Table table({"started", "kind", "node", "level", "status", "stages", "plan", "bundle"},
               {false, false, false, true});
@@ -346,7 +285,7 @@ int RunHistory(int argc, char** argv) {
         store::ComputeTrends(*points, threshold_percent / 100.0);
     Json list = Json::array();
     for (const store::Trend& t : trends) {
-      list.push_back(TrendJson(t));
+      list.push_back(store::TrendJson(t));
       regressed = regressed || t.verdict == "regressed";
     }
     doc["trends"] = std::move(list);
@@ -361,7 +300,7 @@ int RunHistory(int argc, char** argv) {
     auto runs = results.Runs(query);
     if (!runs.ok()) return Fail(runs.status());
     Json list = Json::array();
-    for (const store::RunRecord& r : *runs) list.push_back(RunJson(r));
+    for (const store::RunRecord& r : *runs) list.push_back(store::RunJson(r));
     doc["runs"] = std::move(list);
     const bool filtered = !node.empty() || !kind.empty() || since.has_value();
     if (runs->empty()) {

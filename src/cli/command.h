@@ -38,6 +38,7 @@ int RunFleet(int argc, char** argv);
 int RunMonitor(int argc, char** argv);
 int RunStress(int argc, char** argv);
 int RunCollect(int argc, char** argv);
+int RunServe(int argc, char** argv);
 int RunHistory(int argc, char** argv);
 int RunAccept(int argc, char** argv);
 int RunKeygen(int argc, char** argv);

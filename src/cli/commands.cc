@@ -16,7 +16,7 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 19> kCommands = {{
+constexpr std::array<Command, 20> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
@@ -48,6 +48,8 @@ constexpr std::array<Command, 19> kCommands = {{
     {"fleet", "under mpirun: collect a plan on every node into a fleet directory; fleet report",
      RunFleet},
     {"history", "runs recorded in the results store, and the trends of their figures", RunHistory},
+    {"serve", "a local, read-only web dashboard of every run, trend, compare and report",
+     RunServe},
     {"verify", "check a signed report: its Ed25519 signature and every file's SHA-256", RunVerify},
     {"keygen", "make an Ed25519 key pair (KEY, KEY.pub) for signing reports", RunKeygen},
 }};

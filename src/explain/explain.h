@@ -53,6 +53,11 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options);
 /// {"format":"parity-explain","version":1,"coverage":{"a":..,"b":..},"evidence":{..},
 ///  "input_difference":..,"origins":[..],"ops":[..],..}.
 Json ExplainReportJson(const ExplainReport& report);
+/// One op call as ExplainReportJson lists it: {"seq","rank","step","name","op","pass","call",
+/// "cause","reason","replayed","local_err_a","local_err_b","input_diff","output_diff",
+/// "effective_precision","time_us_a","time_us_b"}.
+Json OpExplanationJson(const OpExplanation& e);
+
 std::string ExplainReportText(const ExplainReport& report);
 
 }  // namespace parity

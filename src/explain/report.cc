@@ -30,6 +30,28 @@ std::string Short(const std::optional<double>& x) {
 
 }  // namespace
 
+Json OpExplanationJson(const OpExplanation& e) {
+  Json j = Json::object();
+  j["seq"] = e.seq;
+  j["rank"] = e.rank;
+  j["step"] = e.step;
+  j["name"] = e.name;
+  j["op"] = e.op;
+  j["pass"] = e.pass;
+  j["call"] = e.call;
+  j["cause"] = CauseName(e.cause);
+  j["reason"] = e.reason;
+  j["replayed"] = e.replayed;
+  SetOptional(j, "local_err_a", e.local_err_a);
+  SetOptional(j, "local_err_b", e.local_err_b);
+  SetOptional(j, "input_diff", e.input_diff);
+  SetOptional(j, "output_diff", e.output_diff);
+  j["effective_precision"] = PrecisionJson(e);
+  SetOptional(j, "time_us_a", e.time_us_a);
+  SetOptional(j, "time_us_b", e.time_us_b);
+  return j;
+}
+
 Json ExplainReportJson(const ExplainReport& report) {
   Json doc = Document("parity-explain", 1);
   doc["a"] = report.a;
@@ -57,24 +79,7 @@ Json ExplainReportJson(const ExplainReport& report) {
   std::map<std::string_view, int64_t> counts;
   for (const OpExplanation& e : report.ops) {
     ++counts[CauseName(e.cause)];
-    Json j = Json::object();
-    j["seq"] = e.seq;
-    j["rank"] = e.rank;
-    j["step"] = e.step;
-    j["name"] = e.name;
-    j["op"] = e.op;
-    j["pass"] = e.pass;
-    j["call"] = e.call;
-    j["cause"] = CauseName(e.cause);
-    j["reason"] = e.reason;
-    j["replayed"] = e.replayed;
-    SetOptional(j, "local_err_a", e.local_err_a);
-    SetOptional(j, "local_err_b", e.local_err_b);
-    SetOptional(j, "input_diff", e.input_diff);
-    SetOptional(j, "output_diff", e.output_diff);
-    j["effective_precision"] = PrecisionJson(e);
-    SetOptional(j, "time_us_a", e.time_us_a);
-    SetOptional(j, "time_us_b", e.time_us_b);
+    Json j = OpExplanationJson(e);
     ops.push_back(std::move(j));
   }
   doc["ops"] = std::move(ops);

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -319,6 +320,36 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   return store;
 }
 
+Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
+  if (path.empty()) return Status::Invalid("", "no results store path");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Status::Invalid(path, "is a directory");
+  if (!std::filesystem::exists(path, ec)) return Status::Invalid(path, "no such file");
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  if (db == nullptr) return Status::Invalid(path, "out of memory opening the database");
+  std::unique_ptr<Store> store(new Store(db, path));
+  if (rc != SQLITE_OK) return store->Error();
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, 5000);
+  PARITY_ASSIGN_OR_RETURN(const int version, store->UserVersion());
+  if (version > kSchemaVersion) {
+    return Status::Invalid(path, fmt::format("schema version {} is newer than this parity's ({})",
+                                             version, kSchemaVersion));
+  }
+  if (version == 0) {
+    return Status::Invalid(path, "not a parity results store: it has no schema version");
+  }
+  if (version < kSchemaVersion) {
+    return Status::Invalid(
+        path, fmt::format("schema version {} is older than this parity's ({}): `parity history "
+                          "--db {}` upgrades it",
+                          version, kSchemaVersion, path));
+  }
+  store->schema_version_ = version;
+  return store;
+}
+
 Store::~Store() { sqlite3_close_v2(db_); }
 
 Status Store::Record(const RunRecord& run) {
@@ -435,29 +466,80 @@ Status Store::Record(const RunRecord& run) {
   return Status::Ok();
 }
 
-Result<std::vector<RunRecord>> Store::Runs(const RunQuery& query) {
-  Statement st;
-  if (sqlite3_prepare_v2(
-          db_,
-          "SELECT id, uid, kind, node, started, finished, level, backend, plan, bundle, status, "
-          "tool_version, fingerprint FROM runs "
-          "WHERE (?1 IS NULL OR node = ?1) AND (?2 IS NULL OR kind = ?2) "
-          "AND (?3 IS NULL OR started >= ?3) "
-          "ORDER BY started DESC, id DESC LIMIT ?4",
-          -1, st.out(), nullptr) != SQLITE_OK) {
-    return Error("reading runs");
-  }
+namespace {
+
+/// The WHERE clause of a RunQuery (parameters ?1 to ?7) and its bindings.
+constexpr const char* kRunWhere =
+    "WHERE (?1 IS NULL OR node = ?1) AND (?2 IS NULL OR kind = ?2) "
+    "AND (?3 IS NULL OR started >= ?3) AND (?4 IS NULL OR status = ?4) "
+    "AND (?5 IS NULL OR plan = ?5) AND (?6 IS NULL OR id = ?6) "
+    "AND (?7 IS NULL OR instr(lower(uid), ?7) OR instr(lower(COALESCE(node, '')), ?7) "
+    "OR instr(lower(COALESCE(plan, '')), ?7) OR instr(lower(COALESCE(bundle, '')), ?7) "
+    "OR instr(lower(COALESCE(backend, '')), ?7)) ";
+
+void BindRunWhere(Statement& st, const RunQuery& query) {
   st.TextOrNull(1, query.node);
   st.TextOrNull(2, query.kind);
   st.Real(3, query.since);
+  st.TextOrNull(4, query.status);
+  st.TextOrNull(5, query.plan);
+  if (query.id) st.Int(6, *query.id);
+  std::string search = query.search;
+  for (char& c : search) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  st.TextOrNull(7, search);
+}
+
+}  // namespace
+
+Result<std::size_t> Store::CountRuns(const RunQuery& query) {
+  Statement st;
+  const std::string sql = std::string("SELECT count(*) FROM runs ") + kRunWhere;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr) != SQLITE_OK) {
+    return Error("counting runs");
+  }
+  BindRunWhere(st, query);
+  if (sqlite3_step(st.get()) != SQLITE_ROW) return Error("counting runs");
+  return static_cast<std::size_t>(st.ColumnInt(0));
+}
+
+Result<std::optional<RunRecord>> Store::RunByUid(const std::string& uid) {
+  Statement st;
+  if (sqlite3_prepare_v2(db_, "SELECT id FROM runs WHERE uid = ?1", -1, st.out(), nullptr) !=
+      SQLITE_OK) {
+    return Error("reading a run");
+  }
+  st.Text(1, uid);
+  const int rc = sqlite3_step(st.get());
+  if (rc == SQLITE_DONE) return std::optional<RunRecord>();
+  if (rc != SQLITE_ROW) return Error("reading a run");
+  RunQuery query;
+  query.id = st.ColumnInt(0);
+  PARITY_ASSIGN_OR_RETURN(auto runs, Runs(query));
+  if (runs.empty()) return std::optional<RunRecord>();
+  return std::optional<RunRecord>(std::move(runs.front()));
+}
+
+Result<std::vector<RunRecord>> Store::Runs(const RunQuery& query) {
+  Statement st;
+  const std::string sql =
+      std::string(
+          "SELECT id, uid, kind, node, started, finished, level, backend, plan, bundle, status, "
+          "tool_version, fingerprint FROM runs ") +
+      kRunWhere + "ORDER BY started DESC, id DESC LIMIT ?8 OFFSET ?9";
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr) != SQLITE_OK) {
+    return Error("reading runs");
+  }
+  BindRunWhere(st, query);
   constexpr auto kMax = static_cast<std::size_t>(std::numeric_limits<int64_t>::max());
-  st.Int(4, query.limit == 0 ? int64_t{-1} : static_cast<int64_t>(std::min(query.limit, kMax)));
+  st.Int(8, query.limit == 0 ? int64_t{-1} : static_cast<int64_t>(std::min(query.limit, kMax)));
+  st.Int(9, static_cast<int64_t>(std::min(query.offset, kMax)));
   std::vector<RunRecord> runs;
   std::vector<int64_t> ids;
   int rc;
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     RunRecord r;
     ids.push_back(st.ColumnInt(0));
+    r.id = ids.back();
     r.uid = st.ColumnText(1);
     r.kind = st.ColumnText(2);
     r.node = st.ColumnText(3);
@@ -474,6 +556,7 @@ Result<std::vector<RunRecord>> Store::Runs(const RunQuery& query) {
   }
   if (rc != SQLITE_DONE) return Error("reading runs");
 
+  if (!query.stages) return runs;
   Statement stages;
   if (sqlite3_prepare_v2(db_,
                          "SELECT name, kind, status, reason, seconds FROM stages "
@@ -496,6 +579,24 @@ Result<std::vector<RunRecord>> Store::Runs(const RunQuery& query) {
     if (rc != SQLITE_DONE) return Error("reading stages");
   }
   return runs;
+}
+
+Result<std::vector<std::pair<std::string, std::size_t>>> Store::MetricNames(std::size_t limit) {
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT name, count(*) FROM metrics GROUP BY name ORDER BY name LIMIT ?1",
+                         -1, st.out(), nullptr) != SQLITE_OK) {
+    return Error("reading metric names");
+  }
+  constexpr auto kMax = static_cast<std::size_t>(std::numeric_limits<int64_t>::max());
+  st.Int(1, static_cast<int64_t>(std::min(limit, kMax)));
+  std::vector<std::pair<std::string, std::size_t>> names;
+  int rc;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    names.emplace_back(st.ColumnText(0), static_cast<std::size_t>(st.ColumnInt(1)));
+  }
+  if (rc != SQLITE_DONE) return Error("reading metric names");
+  return names;
 }
 
 Result<std::vector<SeriesPoint>> Store::Series(const SeriesQuery& query) {

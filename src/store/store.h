@@ -44,6 +44,7 @@ struct MetricRecord {
 
 /// A run: one collect into one bundle (kind "collect") or one accept (kind "accept").
 struct RunRecord {
+  std::int64_t id = 0;   ///< the store's row id (set by Store::Runs; ignored by Record)
   std::string uid;       ///< unique per run, kept when a collect is resumed
   std::string kind;      ///< "collect" or "accept"
   std::string node;      ///< hostname
@@ -74,6 +75,13 @@ struct RunQuery {
   std::string kind;             ///< "collect", "accept"
   std::optional<double> since;  ///< Unix seconds: runs started at or after it
   std::size_t limit = 0;        ///< at most this many, newest first; 0 = all
+  std::size_t offset = 0;       ///< skip this many of the newest first
+  std::string status;           ///< passed, failed, ... exactly
+  std::string plan;             ///< the plan's name, exactly
+  /// A substring (case-insensitive for ASCII) of the uid, node, plan, bundle or backend.
+  std::string search;
+  std::optional<std::int64_t> id;  ///< only the run with this store id
+  bool stages = true;              ///< false: leave each run's stages empty (faster)
 };
 
 /// Which metric points Store::Series returns; empty strings and no `since` match everything.
@@ -108,6 +116,12 @@ class Store {
   /// parity's (2)").
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
 
+  /// Opens an existing store read-only (SQLITE_OPEN_READONLY): nothing is created, migrated or
+  /// written. kInvalidInput "path: problem" when the file is missing, is not a database, has
+  /// no schema version, or a schema version other than kSchemaVersion ("schema version 7 is
+  /// newer than this parity's (2)"; an older one asks for `parity history` to upgrade it).
+  static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
+
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
   ~Store();
@@ -127,6 +141,15 @@ class Store {
   /// Runs matching the query with their stages in the order recorded (metrics left empty),
   /// newest started first.
   Result<std::vector<RunRecord>> Runs(const RunQuery& query);
+
+  /// How many runs match the query, ignoring its limit and offset.
+  Result<std::size_t> CountRuns(const RunQuery& query);
+
+  /// The run with this uid (its stages, not its metrics); nothing when there is none.
+  Result<std::optional<RunRecord>> RunByUid(const std::string& uid);
+
+  /// The names of the recorded metrics with how many points each has, by name; at most `limit`.
+  Result<std::vector<std::pair<std::string, std::size_t>>> MetricNames(std::size_t limit);
 
   /// Every metric point matching, ordered by (node, name, dtype, params, started).
   Result<std::vector<SeriesPoint>> Series(const SeriesQuery& query);

@@ -292,6 +292,17 @@ TEST(StoreRecord, RefusesBadRunsAndLeavesNothingBehind) {
   EXPECT_TRUE(runs->empty());
 }
 
+/// The uids of the runs the query returns, in order.
+std::vector<std::string> Uids(Store& store, const RunQuery& query) {
+  std::vector<std::string> out;
+  auto runs = store.Runs(query);
+  EXPECT_TRUE(runs.ok());
+  if (runs.ok()) {
+    for (const auto& r : *runs) out.push_back(r.uid);
+  }
+  return out;
+}
+
 TEST(StoreRuns, FiltersAndLimits) {
   TempDir dir;
   auto store = OpenOrDie(dir.File("parity.db"));
@@ -306,15 +317,7 @@ TEST(StoreRuns, FiltersAndLimits) {
   accept.node = "even";
   ASSERT_TRUE(store->Record(accept).ok());
 
-  auto uids = [&](const RunQuery& q) {
-    std::vector<std::string> out;
-    auto runs = store->Runs(q);
-    EXPECT_TRUE(runs.ok());
-    if (runs.ok()) {
-      for (const auto& r : *runs) out.push_back(r.uid);
-    }
-    return out;
-  };
+  auto uids = [&](const RunQuery& q) { return Uids(*store, q); };
   using V = std::vector<std::string>;
   EXPECT_EQ(uids({}), (V{"c4", "c3", "c2", "c1", "a", "c0"}));
   EXPECT_EQ(uids(Runs("even")), (V{"c4", "c2", "a", "c0"}));
@@ -323,6 +326,101 @@ TEST(StoreRuns, FiltersAndLimits) {
   EXPECT_EQ(uids(Runs("", "", 1200.0)), (V{"c4", "c3", "c2"}));  // started >= since
   EXPECT_EQ(uids(Runs("", "", {}, 2)), (V{"c4", "c3"}));
   EXPECT_EQ(uids(Runs("nowhere")), V{});
+}
+
+TEST(StoreRuns, PagesSearchesCountsAndFindsById) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.File("parity.db"));
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 7; ++i) {
+    RunRecord run = SampleRun("c" + std::to_string(i), 1000.0 + 100 * i);
+    run.status = i == 3 ? "failed" : "passed";
+    run.plan = i < 2 ? "nightly" : "weekly";
+    run.bundle = "/data/Bundles/run-" + std::to_string(i);
+    ASSERT_TRUE(store->Record(run).ok());
+  }
+  auto uids = [&](const RunQuery& q) { return Uids(*store, q); };
+  using V = std::vector<std::string>;
+  RunQuery page;
+  page.limit = 2;
+  page.offset = 2;
+  EXPECT_EQ(uids(page), (V{"c4", "c3"}));
+  page.offset = 6;
+  EXPECT_EQ(uids(page), (V{"c0"}));
+  RunQuery failed;
+  failed.status = "failed";
+  EXPECT_EQ(uids(failed), (V{"c3"}));
+  RunQuery nightly;
+  nightly.plan = "nightly";
+  EXPECT_EQ(uids(nightly), (V{"c1", "c0"}));
+  RunQuery search;
+  search.search = "BUNDLES/RUN-5";  // case-insensitive, on the bundle path
+  EXPECT_EQ(uids(search), (V{"c5"}));
+  auto count = store->CountRuns(nightly);
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 2u);
+  page.offset = 0;
+  page.limit = 1;
+  auto all = store->CountRuns(page);  // limit and offset don't count
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, 7u);
+  auto newest = store->Runs(page);
+  ASSERT_TRUE(newest.ok());
+  ASSERT_EQ(newest->size(), 1u);
+  RunQuery by_id;
+  by_id.id = newest->front().id;
+  EXPECT_EQ(uids(by_id), (V{"c6"}));
+  auto found = store->RunByUid("c2");
+  ASSERT_TRUE(found.ok());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->bundle, "/data/Bundles/run-2");
+  EXPECT_FALSE((*found)->stages.empty());
+  auto missing = store->RunByUid("nope");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+}
+
+TEST(StoreOpenReadOnly, ReadsWithoutWritingAndRefusesOtherSchemas) {
+  TempDir dir;
+  const std::string path = dir.File("parity.db");
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Record(SampleRun("c0", 1000.0)).ok());
+  }
+  auto ro = Store::OpenReadOnly(path);
+  ASSERT_TRUE(ro.ok()) << ro.status().message();
+  auto runs = (*ro)->Runs({});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 1u);
+  EXPECT_FALSE((*ro)->Record(SampleRun("c1", 2000.0)).ok());  // read-only
+
+  EXPECT_FALSE(Store::OpenReadOnly(dir.File("missing.db")).ok());
+  EXPECT_FALSE(fs::exists(dir.File("missing.db")));  // nothing created
+  const std::string future = dir.File("future.db");
+  {
+    Raw raw(future);
+    raw.Exec("CREATE TABLE runs(id INTEGER PRIMARY KEY); PRAGMA user_version = 9;");
+  }
+  auto newer = Store::OpenReadOnly(future);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().message(),
+            future + ": schema version 9 is newer than this parity's (2)");
+}
+
+TEST(StoreMetricNames, CountsPointsPerName) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.File("parity.db"));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Record(SampleRun("c0", 1000.0)).ok());
+  ASSERT_TRUE(store->Record(SampleRun("c1", 2000.0)).ok());
+  auto names = store->MetricNames(100);
+  ASSERT_TRUE(names.ok());
+  ASSERT_FALSE(names->empty());
+  for (const auto& [name, points] : *names) EXPECT_EQ(points % 2, 0u) << name;
+  auto one = store->MetricNames(1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->size(), 1u);
 }
 
 TEST(StoreSeries, FiltersByNodeGlobAndSince) {

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// parity serve's refusals: the bearer token, encoded separators, paths that leave a root.
+#include "serve/security.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "testdata.h"
+
+namespace parity::serve {
+namespace {
+
+using ::parity::testing::TempDir;
+namespace fs = std::filesystem;
+
+TEST(BearerMatches, OnlyTheExactHeader) {
+  EXPECT_TRUE(BearerMatches("Bearer s3cret", "s3cret"));
+  EXPECT_FALSE(BearerMatches("Bearer s3cre", "s3cret"));
+  EXPECT_FALSE(BearerMatches("Bearer s3cret ", "s3cret"));
+  EXPECT_FALSE(BearerMatches("Bearer S3cret", "s3cret"));
+  EXPECT_FALSE(BearerMatches("bearer s3cret", "s3cret"));
+  EXPECT_FALSE(BearerMatches("Basic s3cret", "s3cret"));
+  EXPECT_FALSE(BearerMatches("s3cret", "s3cret"));
+  EXPECT_FALSE(BearerMatches("", "s3cret"));
+  EXPECT_FALSE(BearerMatches("Bearer ", ""));  // no token never matches
+  EXPECT_FALSE(BearerMatches("", ""));
+}
+
+TEST(HasEncodedSeparator, RefusesEncodedSlashDotBackslashAndNul) {
+  for (const char* target :
+       {"/files/0/a%2fb", "/files/0/a%2Fb", "/files/0/%2e%2e/x", "/files/0/%2E%2E/x",
+        "/files/0/a%5cb", "/files/0/a%00b", "/files/0/x%2f?q=1"}) {
+    EXPECT_TRUE(HasEncodedSeparator(target)) << target;
+  }
+  for (const char* target :
+       {"/files/0/a/b", "/api/runs?q=%2f", "/files/0/a%20b", "/", "%2", "/files/0/%"}) {
+    EXPECT_FALSE(HasEncodedSeparator(target)) << target;
+  }
+}
+
+TEST(IsUnder, ComponentBoundaries) {
+  EXPECT_TRUE(IsUnder("/srv/root", "/srv/root"));
+  EXPECT_TRUE(IsUnder("/srv/root/a/b", "/srv/root"));
+  EXPECT_FALSE(IsUnder("/srv/rootkit/a", "/srv/root"));
+  EXPECT_FALSE(IsUnder("/srv", "/srv/root"));
+  EXPECT_TRUE(IsUnder("/anything", "/"));
+}
+
+class ResolveUnderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.File("root");
+    fs::create_directories(root_ + "/reports/r1");
+    std::ofstream(root_ + "/reports/r1/report.html") << "<html></html>";
+    std::ofstream(dir_.File("secret.txt")) << "secret";
+    fs::create_symlink(dir_.File("secret.txt"), root_ + "/reports/out-link");
+    fs::create_symlink(dir_.path(), root_ + "/reports/out-dir");
+    fs::create_symlink("r1/report.html", root_ + "/reports/in-link");
+  }
+  TempDir dir_;
+  std::string root_;
+};
+
+TEST_F(ResolveUnderTest, ServesWhatIsInside) {
+  auto path = ResolveUnder(root_, "reports/r1/report.html");
+  ASSERT_TRUE(path.ok()) << path.status().message();
+  EXPECT_EQ(*path, fs::canonical(root_ + "/reports/r1/report.html").string());
+  auto link = ResolveUnder(root_, "reports/in-link");  // a link that stays inside
+  ASSERT_TRUE(link.ok()) << link.status().message();
+  EXPECT_EQ(*link, *path);
+}
+
+TEST_F(ResolveUnderTest, RefusesEveryWayOut) {
+  for (const char* rel : {"../secret.txt", "reports/../../secret.txt", "reports/./r1/report.html",
+                          "/etc/passwd", "reports/out-link", "reports/out-dir/secret.txt",
+                          "reports\\r1\\report.html", "reports/missing", ".."}) {
+    auto path = ResolveUnder(root_, rel);
+    EXPECT_FALSE(path.ok()) << rel << " resolved to " << (path.ok() ? *path : "");
+  }
+  const std::string with_nul("reports/r1/report.html\0/x", 25);
+  EXPECT_FALSE(ResolveUnder(root_, with_nul).ok());
+}
+
+}  // namespace
+}  // namespace parity::serve
