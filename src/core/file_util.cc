@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,13 +27,9 @@ Status WriteAll(int fd, std::span<const std::byte> data, const std::string& path
   return Status::Ok();
 }
 
-}  // namespace
-
-Status WriteFileAtomically(const std::string& path,
-                           std::span<const std::span<const std::byte>> pieces) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
+// Writes the pieces to an open descriptor and closes it.
+Status WriteAndClose(int fd, std::span<const std::span<const std::byte>> pieces,
+                     const std::string& path) {
   Status status;
   for (std::span<const std::byte> piece : pieces) {
     status = WriteAll(fd, piece, path);
@@ -41,7 +38,37 @@ Status WriteFileAtomically(const std::string& path,
   if (::close(fd) != 0 && status.ok()) {
     status = Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
   }
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+  return status;
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path,
+                           std::span<const std::span<const std::byte>> pieces) {
+  struct stat st;
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    return Status::Invalid(path, std::string("cannot write: ") + std::strerror(EISDIR));
+  }
+  if (exists && (!S_ISREG(st.st_mode) || path.starts_with("/dev/") || path.starts_with("/proc/"))) {
+    // A device, FIFO or socket (/dev/null, a pipe), or a name for a descriptor (/dev/stdout,
+    // /proc/self/fd/N), is written in place: a rename would replace it with a regular file, or
+    // the file behind the descriptor with another.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
+    return WriteAndClose(fd, pieces, path);
+  }
+  // Through a symbolic link, the file it names is replaced and the link kept.
+  std::error_code ec;
+  const std::string target = std::filesystem::is_symlink(path, ec)
+                                 ? std::filesystem::weakly_canonical(path, ec).string()
+                                 : path;
+  const std::string& where = ec || target.empty() ? path : target;
+  const std::string tmp = where + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
+  Status status = WriteAndClose(fd, pieces, path);
+  if (status.ok() && std::rename(tmp.c_str(), where.c_str()) != 0) {
     status = Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
   }
   if (!status.ok()) ::unlink(tmp.c_str());

@@ -14,7 +14,9 @@
 namespace parity {
 
 /// Writes the concatenation of `pieces` to `path`: first to a temporary file beside it, then
-/// renamed over `path`. On failure `path` is untouched and the message names it.
+/// renamed over `path` (over the file a symbolic link names, keeping the link). On failure
+/// `path` is untouched and the message names it. A `path` that is a device, FIFO or socket
+/// (/dev/null, /dev/stdout, a pipe) is written in place, never replaced.
 Status WriteFileAtomically(const std::string& path,
                            std::span<const std::span<const std::byte>> pieces);
 inline Status WriteFileAtomically(const std::string& path,
