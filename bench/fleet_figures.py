@@ -128,6 +128,7 @@ def main():
     env = dict(os.environ, OMPI_MCA_btl="self,vader,tcp",
                OMPI_MCA_btl_base_warn_component_unused="0", OMP_NUM_THREADS="1",
                PARITY_NVML_LIBRARY="/nonexistent", PARITY_ROCM_SMI_LIBRARY="/nonexistent")
+    os.environ.setdefault("PARITY_BIN", args.bin)  # read by the test modules on import
     launcher = Launcher(args.launcher, args.ranks, env)
     try:
         figures(args, launcher)
