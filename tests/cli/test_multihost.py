@@ -96,7 +96,7 @@ class Hosts:
                 # mpirun's rsh agent: HOST COMMAND... runs COMMAND in HOST's namespace.
                 host=$1; shift
                 case "$host" in
-                {cases}  *) echo "ssh: Could not resolve hostname $host: Name or service not known" >&2; exit 255 ;;
+                {cases}  *) echo "ssh: Could not resolve hostname $host" >&2; exit 255 ;;
                 esac
                 exec ip netns exec "$ns" unshare --uts sh -c "hostname $host; $*"
                 """).format(cases=cases))

@@ -106,7 +106,7 @@ class SlurmCluster:
                 MpiDefault=none
                 ReturnToService=2
                 NodeName={HOST} NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
-                PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+                PartitionName=test Nodes=ALL Default=YES State=UP OverSubscribe=FORCE
                 """))
         # Empty: Slurm's defaults (cgroups are not used: proctrack/linuxproc, task/none).
         open(os.path.join(root, "cgroup.conf"), "w").close()
