@@ -17,7 +17,15 @@
 Each round runs parity and its peer in alternating order, so a drift of the machine's speed
 during the run does not favour either.
 
+The launcher (--launcher) is a local `mpirun` (the default); `srun`, on a one-node Slurm
+cluster started for the run and stopped after it (tests/cli/test_slurm.py's SlurmCluster:
+munged, slurmctld, slurmd; `srun -N1 -n RANKS --mpi=pmix`); or `hosts`, `mpirun --host
+hostA:R/2,hostB:R/2` over TCP between two network namespaces made for the run and removed
+after it (tests/cli/test_multihost.py's Hosts). Both need root. --fleet-only leaves out the
+all_reduce figure.
+
     ./scripts/build release && /usr/bin/python3 bench/fleet_figures.py [--rounds 3]
+        [--launcher mpirun|srun|hosts] [--fleet-only]
 """
 import argparse
 import json
@@ -26,10 +34,12 @@ import platform
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 
 PLAN = """\
 plan: fleet-overhead
@@ -45,16 +55,63 @@ stages:
 """
 
 
-def mpirun(ranks, args, env):
-    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    start = time.perf_counter()
-    p = subprocess.run(cmd + args, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - start
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd + args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p, seconds
+class Launcher:
+    """Starts RANKS copies of a command: a local mpirun, srun on a Slurm cluster of its own, or
+    mpirun across two namespace hosts. `close` stops what the launcher started."""
+
+    def __init__(self, kind, ranks, env):
+        self.kind, self.ranks, self.env = kind, ranks, dict(env)
+        self.tmp = tempfile.mkdtemp(prefix=f"fleet-{kind}-")
+        self.cluster = self.hosts = None
+        if kind == "srun":
+            import test_slurm  # noqa: E402 (tests/cli)
+            self.cluster = test_slurm.SlurmCluster(self.tmp)
+            problem = self.cluster.start()
+            if problem:
+                self.close()
+                raise SystemExit(f"the Slurm cluster did not start: {problem}")
+            self.env["SLURM_CONF"] = self.cluster.conf
+            self.where = "srun -N1 --mpi=pmix on a one-node Slurm 22.05 cluster (same machine)"
+        elif kind == "hosts":
+            import test_multihost  # noqa: E402 (tests/cli)
+            self.hosts = test_multihost.Hosts(self.tmp)
+            problem = self.hosts.create()
+            if problem:
+                self.close()
+                raise SystemExit(f"no hosts: {problem}")
+            half = ranks // 2
+            self.spec = f"hostA:{ranks - half},hostB:{half}"
+            self.env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            self.where = (f"mpirun --host {self.spec} over TCP between two network namespaces "
+                          "(veth pair, same machine)")
+        else:
+            self.where = "local mpirun"
+
+    def command(self, args):
+        if self.kind == "srun":
+            return ["srun", "-N1", "-n", str(self.ranks), "--mpi=pmix"] + args
+        if self.kind == "hosts":
+            return self.hosts.mpirun(self.spec, args)
+        cmd = ["mpirun", "--oversubscribe", "-np", str(self.ranks)]
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        return cmd + args
+
+    def run(self, args):
+        cmd = self.command(args)
+        start = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=self.env)
+        seconds = time.perf_counter() - start
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+        return p, seconds
+
+    def close(self):
+        if self.cluster is not None:
+            self.cluster.stop()
+        if self.hosts is not None:
+            self.hosts.remove()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def main():
@@ -65,10 +122,23 @@ def main():
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--n", type=int, default=1 << 24, help="the plan's stream size")
+    ap.add_argument("--launcher", choices=["mpirun", "srun", "hosts"], default="mpirun")
+    ap.add_argument("--fleet-only", action="store_true", help="leave out the all_reduce figure")
     args = ap.parse_args()
     env = dict(os.environ, OMPI_MCA_btl="self,vader,tcp",
                OMPI_MCA_btl_base_warn_component_unused="0", OMP_NUM_THREADS="1",
                PARITY_NVML_LIBRARY="/nonexistent", PARITY_ROCM_SMI_LIBRARY="/nonexistent")
+    os.environ.setdefault("PARITY_BIN", args.bin)  # read by the test modules on import
+    launcher = Launcher(args.launcher, args.ranks, env)
+    try:
+        figures(args, launcher)
+    finally:
+        launcher.close()
+
+
+def figures(args, launcher):
+    mpirun = lambda ranks, argv, env: launcher.run(argv)  # noqa: E731
+    env = launcher.env
     tmp = tempfile.mkdtemp(prefix="fleet-figures-")
     peer = os.path.join(tmp, "peer")
     subprocess.run(["mpicc", "-O2", "-o", peer, os.path.join(ROOT, "bench", "mpi_allreduce_peer.c")],
@@ -104,7 +174,7 @@ def main():
         return first(rnd), b
 
     ratios, ours, theirs = [], [], []
-    for rnd in range(args.rounds):
+    for rnd in range(0 if args.fleet_only else args.rounds):
         bw, peer_bw = in_turn(rnd, parity_allreduce, peer_allreduce)
         ours.append(bw)
         theirs.append(peer_bw)
@@ -135,7 +205,8 @@ def main():
         os.mkdir(alone_dir)
         # Each rank its own bundle, as a per-node collect would be run under the same launcher.
         _, seconds = mpirun(args.ranks, ["sh", "-c", f'exec "$0" collect "$1" -o '
-                                         f'"$2/b$OMPI_COMM_WORLD_RANK" -q --no-store',
+                                         f'"$2/b${{OMPI_COMM_WORLD_RANK:-$SLURM_PROCID}}" -q '
+                                         f'--no-store',
                                          args.bin, plan, alone_dir], env)
         shutil.rmtree(alone_dir, ignore_errors=True)
         return seconds
@@ -156,18 +227,19 @@ def main():
 
     cpu = platform.processor() or platform.machine()
     print(f"\nmachine: {platform.node()}, {os.cpu_count()} CPUs ({cpu}), {args.ranks} ranks, "
-          f"{args.rounds} rounds")
-    print(f"all_reduce 64 MiB busbw: parity median {statistics.median(ours):.4f} GB/s, "
-          f"MPI_Allreduce loop median {statistics.median(theirs):.4f} GB/s; "
-          f"ratio median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, "
-          f"max {max(ratios):.3f}); target >= 0.95")
+          f"{args.rounds} rounds; launcher: {launcher.where}")
+    if ratios:
+        print(f"all_reduce 64 MiB busbw: parity median {statistics.median(ours):.4f} GB/s, "
+              f"MPI_Allreduce loop median {statistics.median(theirs):.4f} GB/s; "
+              f"ratio median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, "
+              f"max {max(ratios):.3f}); target >= 0.95")
     print(f"fleet collect: median {statistics.median(fleet_t):.2f} s against per-node collect "
           f"{statistics.median(alone_t):.2f} s; overhead median {100 * statistics.median(over):+.1f}% "
           f"(min {100 * min(over):+.1f}%, max {100 * max(over):+.1f}%); target < 5%")
     print(f"the fleet's own time (wall minus the slowest member's collect): median "
           f"{statistics.median(own_t):.2f} s, {100 * statistics.median(own_t) / statistics.median(alone_t):.1f}% "
           f"of the per-node collect; a bare MPI_Init/MPI_Finalize program under the same "
-          f"mpirun: median {statistics.median(init_t):.2f} s")
+          f"launcher: median {statistics.median(init_t):.2f} s")
 
 
 if __name__ == "__main__":

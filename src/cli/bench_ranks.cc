@@ -131,10 +131,7 @@ int RunRankSuites(const std::vector<std::string>& suites, const std::string& bac
   }
 
   Result<fleet::MpiSession> session = fleet::MpiSession::Start();
-  if (!session.ok()) {
-    std::fprintf(stderr, "parity: error: %s\n", session.status().message().c_str());
-    return kExitUnavailable;
-  }
+  if (!session.ok()) return Fail(session.status(), fleet::ReportsStartFailure());
   const bool root = session->rank() == 0;
   if (coll.corrupt_rank && *coll.corrupt_rank >= session->size()) {
     if (root) {

@@ -116,14 +116,13 @@ int RunFleetCollect(int argc, char** argv) {
   options.plan = std::filesystem::absolute(options.plan).string();
   options.parity_bin = SelfPath();
 
+  // srun without PMIx: every task would start a fleet of its own.
+  if (Status s = fleet::CheckSlurmStep(); !s.ok()) return Fail(s, fleet::ReportsStartFailure());
   // The collect needs nothing from the other ranks: it runs while MPI starts.
   std::optional<fleet::EarlyCollect> early;
   if (fleet::MayStartEarly(options)) early.emplace(options);
   Result<fleet::MpiSession> session = fleet::MpiSession::Start();
-  if (!session.ok()) {
-    std::fprintf(stderr, "parity: error: %s\n", session.status().message().c_str());
-    return kExitUnavailable;
-  }
+  if (!session.ok()) return Fail(session.status(), fleet::ReportsStartFailure());
   const bool root = session->rank() == 0;
   for (const std::optional<int>& injected : {options.slow_rank, options.kill_rank}) {
     if (injected && *injected >= session->size()) {
@@ -142,7 +141,7 @@ int RunFleetCollect(int argc, char** argv) {
   }
   Result<fleet::FleetCollectRun> run =
       fleet::FleetCollect(*session, options, early ? &*early : nullptr);
-  if (!run.ok()) return Fail(run.status());
+  if (!run.ok()) return Fail(run.status(), root);
   if (!root) return run->failed > 0 ? kExitCheckFailed : kExitOk;
   if (common.human()) {
     std::string text = fmt::format("parity fleet collect: {} members into {}\n", session->size(),

@@ -89,6 +89,8 @@ int Fail(const Status& status) {
   return ExitCodeFor(status);
 }
 
+int Fail(const Status& status, bool print) { return print ? Fail(status) : ExitCodeFor(status); }
+
 void Warn(std::string_view message) {
   std::fprintf(stderr, "parity: warning: %.*s\n", static_cast<int>(message.size()), message.data());
 }

@@ -52,6 +52,8 @@ std::vector<std::string> SplitList(const std::string& text);
 
 /// Prints "parity: error: <message>" to stderr and returns the exit code for `status`.
 int Fail(const Status& status);
+/// The same exit code as Fail on every rank of a job; only the rank with `print` says why.
+int Fail(const Status& status, bool print);
 
 /// Prints "parity: warning: <message>" to stderr.
 void Warn(std::string_view message);

@@ -35,6 +35,10 @@ constexpr std::size_t kMaxHeader = std::size_t{1} << 20;
 constexpr std::size_t kMaxBundle = std::size_t{16} << 30;
 constexpr std::size_t kLogTail = 4096;
 
+// The variables that choose a member's devices, for every backend.
+constexpr const char* kVisibleDevices[] = {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                                           "ROCR_VISIBLE_DEVICES"};
+
 // Kills a child's process group after a delay unless told it has ended first.
 class DelayedKill {
  public:
@@ -64,11 +68,12 @@ class DelayedKill {
   std::thread thread_;
 };
 
-// This rank's collect in `work`: runs it and describes the outcome (status, reason, exit,
-// seconds, log_tail, has_bundle). `rank` and `local_rank` are known unless it started before MPI
-// did (EarlyCollect), which MayStartEarly allows only when neither matters.
-Json CollectIn(const FleetCollectOptions& options, std::optional<int> rank, int local_rank,
-               const std::string& work, const std::atomic<bool>* stop) {
+// This rank's collect in `work`, on `device` (all the rank sees when empty): runs it and
+// describes the outcome (status, reason, exit, seconds, log_tail, has_bundle). `rank` is known
+// unless it started before MPI did (EarlyCollect), which MayStartEarly allows only when it does
+// not matter.
+Json CollectIn(const FleetCollectOptions& options, std::optional<int> rank,
+               const std::string& device, const std::string& work, const std::atomic<bool>* stop) {
   std::error_code ec;
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);
@@ -84,12 +89,8 @@ Json CollectIn(const FleetCollectOptions& options, std::optional<int> rank, int 
   spec.argv.insert(spec.argv.end(), options.collect_args.begin(), options.collect_args.end());
   spec.log_path = work + "/collect.log";
   spec.timeout = options.timeout;
-  if (options.per_device) {
-    const std::string device = std::to_string(local_rank);
-    for (const char* var :
-         {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
-      spec.env.insert_or_assign(var, device);
-    }
+  if (!device.empty()) {
+    for (const char* var : kVisibleDevices) spec.env.insert_or_assign(var, device);
   }
   if (options.slow_rank && options.slow_rank == rank) {
     spec.env.insert_or_assign("PARITY_INJECT_SLOWDOWN", fmt::format("{}", options.slow_factor));
@@ -133,6 +134,32 @@ Json MemberHeader(int rank, const std::string& host, int local_rank, const std::
 
 }  // namespace
 
+Result<std::string> DeviceOf(int local_rank, int host_ranks, const std::string& host) {
+  // srun --gpus-per-task gives each task its own devices: they are the member's already.
+  if (const char* bound = std::getenv("SLURM_GPUS_PER_TASK"); bound != nullptr && *bound != 0) {
+    return std::string();
+  }
+  for (const char* var : kVisibleDevices) {
+    const char* value = std::getenv(var);
+    if (value == nullptr || *value == 0) continue;
+    std::vector<std::string> listed;
+    for (std::string_view rest = value; !rest.empty();) {
+      const auto comma = rest.find(',');
+      listed.emplace_back(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (static_cast<int>(listed.size()) < host_ranks) {
+      return Status::Invalid(
+          "",
+          fmt::format("--per-device: {} runs {} ranks but {}={} names {} device{}: start as "
+                      "many ranks per node as it has devices",
+                      host, host_ranks, var, value, listed.size(), listed.size() == 1 ? "" : "s"));
+    }
+    return listed[static_cast<std::size_t>(local_rank)];
+  }
+  return std::to_string(local_rank);
+}
+
 bool MayStartEarly(const FleetCollectOptions& options) {
   return !options.sequential && !options.per_device && !options.slow_rank && !options.kill_rank;
 }
@@ -148,7 +175,7 @@ EarlyCollect::EarlyCollect(const FleetCollectOptions& options) {
     return;
   }
   work_ = dir;
-  thread_ = std::thread([this, options] { outcome_ = CollectIn(options, {}, 0, work_, &stop_); });
+  thread_ = std::thread([this, options] { outcome_ = CollectIn(options, {}, "", work_, &stop_); });
 }
 
 EarlyCollect::~EarlyCollect() {
@@ -233,8 +260,26 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetColle
   const int rank = session.rank(), ranks = session.size();
   const double start = MpiSession::Now();
   const std::string started = bench::Iso8601Now();
-  // Rank 0 checks FLEET_DIR before anyone collects: a new or empty directory.
+  const std::vector<std::string> hosts = session.GatherAll(session.host());
+  const std::vector<std::string> names = MemberNames(hosts, options.per_device);
+  int local_rank = 0;
+  for (int r = 0; r < rank; ++r) local_rank += hosts[static_cast<std::size_t>(r)] == session.host();
+  const auto host_ranks = static_cast<int>(std::count(hosts.begin(), hosts.end(), session.host()));
+  // Every rank checks its device, then rank 0 FLEET_DIR (a new or empty directory), before
+  // anyone collects.
+  std::string device;
   std::string problem;
+  if (options.per_device) {
+    auto d = DeviceOf(local_rank, host_ranks, session.host());
+    if (d.ok()) {
+      device = std::move(d).value();
+    } else {
+      problem = d.status().message();
+    }
+  }
+  for (const std::string& p : session.GatherAll(problem)) {
+    if (!p.empty()) return Status::Invalid("", p);
+  }
   if (rank == 0) {
     std::error_code ec;
     if (fs::exists(options.fleet_dir, ec) && !fs::is_empty(options.fleet_dir, ec)) {
@@ -246,10 +291,6 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetColle
   const std::string agreed = session.GatherAll(problem)[0];
   if (!agreed.empty()) return Status::Invalid(options.fleet_dir, agreed);
 
-  const std::vector<std::string> hosts = session.GatherAll(session.host());
-  const std::vector<std::string> names = MemberNames(hosts, options.per_device);
-  int local_rank = 0;
-  for (int r = 0; r < rank; ++r) local_rank += hosts[static_cast<std::size_t>(r)] == session.host();
   const std::string uid =
       session.GatherAll(rank == 0 ? fmt::format("{}-{}", ::getpid(), std::time(nullptr)) : "")[0];
   std::string base = options.work_dir;
@@ -264,16 +305,17 @@ Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetColle
 
   const std::string& name = names[static_cast<std::size_t>(rank)];
   Json mine = MemberHeader(rank, session.host(), local_rank, name);
+  if (!device.empty()) mine["device"] = device;
   if (early != nullptr) {
     mine.update(early->Wait());
   } else if (options.sequential) {
     // One turn per rank; each collect ends by its own timeout, so every turn ends.
     for (int turn = 0; turn < ranks; ++turn) {
-      if (turn == rank) mine.update(CollectIn(options, rank, local_rank, work, nullptr));
+      if (turn == rank) mine.update(CollectIn(options, rank, device, work, nullptr));
       session.QuietBarrier();
     }
   } else {
-    mine.update(CollectIn(options, rank, local_rank, work, nullptr));
+    mine.update(CollectIn(options, rank, device, work, nullptr));
   }
   std::string packed;
   if (mine.value("has_bundle", false)) {

@@ -92,6 +92,13 @@ class EarlyCollect {
 Result<FleetCollectRun> FleetCollect(const MpiSession& session, const FleetCollectOptions& options,
                                      EarlyCollect* early = nullptr);
 
+/// With --per-device, the device the rank with `local_rank` of the `host_ranks` ranks of `host`
+/// collects on, as CUDA_VISIBLE_DEVICES (and HIP's, ROCR's) will name it: the local_rank-th of
+/// the devices these variables already list, else local_rank; "" when srun bound the task's
+/// devices (--gpus-per-task). kInvalidInput when the list names fewer devices than the host
+/// has ranks.
+Result<std::string> DeviceOf(int local_rank, int host_ranks, const std::string& host);
+
 /// The member names: the host, "host-devN" with per_device, "host.rN" when hosts repeat.
 std::vector<std::string> MemberNames(const std::vector<std::string>& hosts, bool per_device);
 

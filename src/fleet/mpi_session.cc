@@ -15,6 +15,7 @@ Result<MpiSession> MpiSession::Start() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized != 0) return Status::Internal("MPI was started twice in one process");
+  PARITY_RETURN_IF_ERROR(CheckSlurmStep());
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     return Status::Unavailable("MPI_Init_thread failed: MPI can't start here");
@@ -33,6 +34,11 @@ Result<MpiSession> MpiSession::Start() {
   session.library_ = version;
   if (const auto eol = session.library_.find_first_of("\r\n"); eol != std::string::npos) {
     session.library_.resize(eol);
+  }
+  if (const auto step = CurrentSlurmStep(); step && step->tasks != session.size_) {
+    return Status::Invalid(  // the session ends (MPI_Finalize) on every rank alike
+        "",
+        fmt::format("srun started {} tasks but MPI counts {} ranks", step->tasks, session.size_));
   }
   return session;
 }
@@ -176,6 +182,36 @@ bool LaunchedByMpi() {
     if (std::getenv(name) != nullptr) return true;
   }
   return std::getenv("SLURM_NTASKS") != nullptr && std::getenv("SLURM_PROCID") != nullptr;
+}
+
+std::optional<SlurmStep> CurrentSlurmStep() {
+  const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  const char* task = std::getenv("SLURM_PROCID");
+  // Ranks of an mpirun inside an allocation inherit the step of mpirun's daemons (one task per
+  // node): they are mpirun's, not srun's.
+  if (tasks == nullptr || task == nullptr || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
+    return std::nullopt;
+  }
+  SlurmStep step;
+  step.tasks = std::max(1, std::atoi(tasks));
+  step.task = std::max(0, std::atoi(task));
+  return step;
+}
+
+bool ReportsStartFailure() {
+  const auto step = CurrentSlurmStep();
+  return !step || step->task == 0;
+}
+
+Status CheckSlurmStep() {
+  const auto step = CurrentSlurmStep();
+  if (!step || step->tasks < 2) return Status::Ok();
+  if (std::getenv("PMIX_RANK") != nullptr) return Status::Ok();
+  return Status::Invalid(
+      "", fmt::format("srun started {} tasks without PMIx, so MPI cannot join them into one job "
+                      "(each would be a fleet of one): run srun --mpi=pmix, or set "
+                      "MpiDefault=pmix in slurm.conf",
+                      step->tasks));
 }
 
 }  // namespace parity::fleet

@@ -6,6 +6,7 @@
 #define PARITY_FLEET_MPI_SESSION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,9 @@ namespace parity::fleet {
 /// MPI_COMM_WORLD while it lasts. Collective calls here must be made by every rank.
 class MpiSession {
  public:
-  /// MPI_Init_thread (MPI_THREAD_FUNNELED); kUnavailable when MPI can't start.
+  /// MPI_Init_thread (MPI_THREAD_FUNNELED); kUnavailable when MPI can't start. Under an srun
+  /// step of several tasks, kInvalidInput when MPI cannot join them into one job
+  /// (CheckSlurmStep), or when it does and counts another number of ranks.
   static Result<MpiSession> Start();
   MpiSession(MpiSession&& other) noexcept;
   MpiSession& operator=(MpiSession&&) = delete;
@@ -62,6 +65,23 @@ class MpiSession {
 /// Whether this process was started by a launcher of ranks (mpirun, srun), from its
 /// environment: OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_SIZE or SLURM_NTASKS with SLURM_PROCID.
 bool LaunchedByMpi();
+
+/// The srun step this process is a task of (SLURM_STEP_NUM_TASKS, SLURM_PROCID): absent
+/// outside srun (a batch script's own shell included) and for the ranks of an mpirun.
+struct SlurmStep {
+  int tasks = 1;
+  int task = 0;
+};
+std::optional<SlurmStep> CurrentSlurmStep();
+
+/// Before MPI_Init: kInvalidInput when srun started several tasks without PMIx (srun's
+/// --mpi=pmix sets PMIX_RANK), which Debian's Open MPI needs to join them: each task would
+/// otherwise start alone, or abort in MPI_Init. The same answer on every task.
+Status CheckSlurmStep();
+
+/// Whether this process is the one of its job that reports a failure to start: srun's task 0,
+/// or any process outside srun.
+bool ReportsStartFailure();
 
 }  // namespace parity::fleet
 

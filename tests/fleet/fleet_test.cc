@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +110,61 @@ TEST(MemberNames, HostsRanksAndDevices) {
   // --per-device: the device index counts within the host.
   EXPECT_EQ(MemberNames({"a", "a", "b", "a"}, true),
             (std::vector<std::string>{"a-dev0", "a-dev1", "b-dev0", "a-dev2"}));
+}
+
+// The visible-device variables of the test's own process, set for one test and then restored.
+class DeviceOfTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* var : kVars) {
+      const char* v = std::getenv(var);
+      saved_.emplace_back(v != nullptr ? std::optional<std::string>(v) : std::nullopt);
+      ::unsetenv(var);
+    }
+  }
+  void TearDown() override {
+    for (std::size_t i = 0; i < std::size(kVars); ++i) {
+      if (saved_[i]) {
+        ::setenv(kVars[i], saved_[i]->c_str(), 1);
+      } else {
+        ::unsetenv(kVars[i]);
+      }
+    }
+  }
+  static constexpr const char* kVars[] = {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                                          "ROCR_VISIBLE_DEVICES", "SLURM_GPUS_PER_TASK"};
+  std::vector<std::optional<std::string>> saved_;
+};
+
+TEST_F(DeviceOfTest, LocalRankWithoutAList) {
+  EXPECT_EQ(DeviceOf(0, 4, "a").value(), "0");
+  EXPECT_EQ(DeviceOf(3, 4, "a").value(), "3");
+}
+
+TEST_F(DeviceOfTest, TheLocalRankthOfTheListedDevices) {
+  ::setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7", 1);
+  EXPECT_EQ(DeviceOf(0, 2, "a").value(), "4");
+  EXPECT_EQ(DeviceOf(1, 2, "a").value(), "5");
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ::setenv("ROCR_VISIBLE_DEVICES", "GPU-aa,GPU-bb", 1);
+  EXPECT_EQ(DeviceOf(1, 2, "a").value(), "GPU-bb");
+}
+
+TEST_F(DeviceOfTest, MoreRanksThanListedDevicesIsBadInput) {
+  ::setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);
+  const auto d = DeviceOf(0, 4, "nodeA");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(d.status().message().find("nodeA runs 4 ranks but CUDA_VISIBLE_DEVICES=0,1 names 2 "
+                                      "devices"),
+            std::string::npos)
+      << d.status().message();
+}
+
+TEST_F(DeviceOfTest, SrunBoundDevicesAreKept) {
+  ::setenv("SLURM_GPUS_PER_TASK", "1", 1);
+  ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  EXPECT_EQ(DeviceOf(3, 4, "a").value(), "");
 }
 
 class FleetManifest : public ::testing::Test {
