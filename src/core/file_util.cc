@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace parity {
 namespace {
@@ -27,14 +29,37 @@ Status WriteAll(int fd, std::span<const std::byte> data, const std::string& path
   return Status::Ok();
 }
 
+// The descriptor a name stands for (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N):
+// written to as it is, never reopened or replaced, so that output lands where the caller's
+// redirection points, at its offset.
+std::optional<int> DescriptorNamed(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!path.starts_with(prefix)) continue;
+    const std::string_view digits = std::string_view(path).substr(prefix.size());
+    int fd = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
+    if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty() &&
+        ::fcntl(fd, F_GETFD) != -1) {
+      return fd;
+    }
+  }
+  return std::nullopt;
+}
+
+Status WritePieces(int fd, std::span<const std::span<const std::byte>> pieces,
+                   const std::string& path) {
+  for (std::span<const std::byte> piece : pieces) {
+    PARITY_RETURN_IF_ERROR(WriteAll(fd, piece, path));
+  }
+  return Status::Ok();
+}
+
 // Writes the pieces to an open descriptor and closes it.
 Status WriteAndClose(int fd, std::span<const std::span<const std::byte>> pieces,
                      const std::string& path) {
-  Status status;
-  for (std::span<const std::byte> piece : pieces) {
-    status = WriteAll(fd, piece, path);
-    if (!status.ok()) break;
-  }
+  Status status = WritePieces(fd, pieces, path);
   if (::close(fd) != 0 && status.ok()) {
     status = Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
   }
@@ -45,15 +70,14 @@ Status WriteAndClose(int fd, std::span<const std::span<const std::byte>> pieces,
 
 Status WriteFileAtomically(const std::string& path,
                            std::span<const std::span<const std::byte>> pieces) {
+  if (const std::optional<int> fd = DescriptorNamed(path)) return WritePieces(*fd, pieces, path);
   struct stat st;
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) {
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return Status::Invalid(path, std::string("cannot write: ") + std::strerror(EISDIR));
   }
-  if (exists && (!S_ISREG(st.st_mode) || path.starts_with("/dev/") || path.starts_with("/proc/"))) {
-    // A device, FIFO or socket (/dev/null, a pipe), or a name for a descriptor (/dev/stdout,
-    // /proc/self/fd/N), is written in place: a rename would replace it with a regular file, or
-    // the file behind the descriptor with another.
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or socket (/dev/null, a pipe) is written in place: a rename would replace
+    // it with a regular file.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return Status::Invalid(path, std::string("cannot write: ") + std::strerror(errno));
     return WriteAndClose(fd, pieces, path);

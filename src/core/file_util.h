@@ -16,7 +16,8 @@ namespace parity {
 /// Writes the concatenation of `pieces` to `path`: first to a temporary file beside it, then
 /// renamed over `path` (over the file a symbolic link names, keeping the link). On failure
 /// `path` is untouched and the message names it. A `path` that is a device, FIFO or socket
-/// (/dev/null, /dev/stdout, a pipe) is written in place, never replaced.
+/// (/dev/null, a pipe) is written in place, and one that names an open descriptor (/dev/stdout,
+/// /dev/fd/N, /proc/self/fd/N) is written through that descriptor; neither is replaced.
 Status WriteFileAtomically(const std::string& path,
                            std::span<const std::span<const std::byte>> pieces);
 inline Status WriteFileAtomically(const std::string& path,

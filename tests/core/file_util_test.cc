@@ -4,6 +4,7 @@
 // that every later `> /dev/null` filled).
 #include "core/file_util.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,6 +79,27 @@ TEST_F(WriteFile, DevNullStaysADevice) {
   ASSERT_EQ(::stat("/dev/null", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
   EXPECT_EQ(Read("/dev/null"), "");
+}
+
+TEST_F(WriteFile, AFileUnderDevShmIsReplacedWhole) {
+  // Regular files are replaced wherever they are: written in place, a shorter text would leave
+  // the old one's tail behind.
+  const std::string path = dir_ + "/again.json";
+  ASSERT_TRUE(WriteTextFile(path, "a much longer first text").ok());
+  ASSERT_TRUE(WriteTextFile(path, "short").ok());
+  EXPECT_EQ(Read(path), "short");
+}
+
+TEST_F(WriteFile, ADescriptorNameWritesThroughThatDescriptor) {
+  const std::string path = dir_ + "/redirected";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "before ", 7), 7);
+  const std::string name = "/proc/self/fd/" + std::to_string(fd);
+  ASSERT_TRUE(WriteTextFile(name, "then parity").ok());
+  ASSERT_TRUE(WriteTextFile("/dev/fd/" + std::to_string(fd), ", appended").ok());
+  ::close(fd);
+  EXPECT_EQ(Read(path), "before then parity, appended");
 }
 
 TEST_F(WriteFile, ADirectoryIsRefusedByName) {
