@@ -3,7 +3,9 @@
 // node's bundle gathered on rank 0, and the members that fall behind the fleet.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,8 +16,10 @@
 #include "collect/plan.h"
 #include "core/exit_code.h"
 #include "fleet/fleet_collect.h"
+#include "fleet/fleet_record.h"
 #include "fleet/fleet_report.h"
 #include "fleet/mpi_session.h"
+#include "store/store.h"
 
 namespace parity::cli {
 namespace {
@@ -57,10 +61,34 @@ std::string SelfPath() {
   return ec ? std::string("parity") : path.string();
 }
 
+/// Records the fleet in the results store (rank 0); a store that cannot be written is a warning,
+/// as for collect: the fleet directory holds everything.
+void RecordFleet(const fleet::FleetCollectRun& run, const std::string& plan_name,
+                 const std::string& level, const std::string& backend, const std::string& fleet_dir,
+                 const std::string& db_path) {
+  const std::string path = db_path.empty() ? store::DefaultPath() : db_path;
+  if (path.empty()) {
+    Warn("no results store (XDG_DATA_HOME and HOME unset, no --db): the fleet is not recorded");
+    return;
+  }
+  std::optional<int> level_number;
+  if (!level.empty()) level_number = std::atoi(level.c_str());
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const store::RunRecord record =
+      fleet::FleetRunRecord(run.manifest, plan_name, level_number, backend, fleet_dir, now);
+  Result<std::unique_ptr<store::Store>> db = store::Store::Open(path);
+  const Status recorded = db.ok() ? (*db)->Record(record) : db.status();
+  if (!recorded.ok()) {
+    Warn(fmt::format("results store {}: {}; the fleet is not recorded", path, recorded.message()));
+  }
+}
+
 int RunFleetCollect(int argc, char** argv) {
   CommonOptions common;
   fleet::FleetCollectOptions options;
-  std::string level, backend, inject;
+  std::string level, backend, inject, db_path;
+  bool no_store = false;
   std::vector<std::string> vars;
   auto app = MakeApp(
       "fleet collect",
@@ -68,7 +96,9 @@ int RunFleetCollect(int argc, char** argv) {
       "runs 'parity collect PLAN' on its own machine with a time limit and sends its bundle to "
       "rank 0, which writes FLEET_DIR/fleet.json and FLEET_DIR/nodes/NAME/. A member whose "
       "collect fails, is killed or outlasts --timeout is recorded as failed and the others "
-      "finish. Exit 0 when every member collected, 1 when any failed.",
+      "finish. Rank 0 records the fleet as one run (kind fleet, a stage per member) in the "
+      "results store (parity history, parity serve). Exit 0 when every member collected, 1 "
+      "when any failed.",
       &common);
   app->add_option("plan", options.plan, "the plan (YAML), readable on every node")->required();
   app->add_option("-o,--output", options.fleet_dir, "the fleet directory (new or empty)")
@@ -94,6 +124,11 @@ int RunFleetCollect(int argc, char** argv) {
                   "as long (default 4); kill:rank=R[,after=S] kills rank R's collect after S "
                   "seconds (default 2)")
       ->option_text("FAULT");
+  app->add_option("--db", db_path,
+                  "the results store rank 0 records the fleet in (default $XDG_DATA_HOME/parity/"
+                  "parity.db, else ~/.local/share/parity/parity.db)")
+      ->option_text("PATH");
+  app->add_flag("--no-store", no_store, "do not record the fleet in the results store");
   if (auto code = Parse(*app, common, argc, argv)) return *code;
   if (!inject.empty()) {
     if (Status s = ParseInject(inject, &options); !s.ok()) return Fail(s);
@@ -112,7 +147,8 @@ int RunFleetCollect(int argc, char** argv) {
     options.collect_args.insert(options.collect_args.end(), {"--backend", backend});
   }
   // A plan that does not load is the user's error, before any rank starts.
-  if (auto plan = collect::LoadPlan(options.plan, var_map); !plan.ok()) return Fail(plan.status());
+  auto plan = collect::LoadPlan(options.plan, var_map);
+  if (!plan.ok()) return Fail(plan.status());
   options.plan = std::filesystem::absolute(options.plan).string();
   options.parity_bin = SelfPath();
 
@@ -156,6 +192,9 @@ int RunFleetCollect(int argc, char** argv) {
                         run->manifest["duration_s"].get<double>(),
                         run->manifest["collect_seconds_max"].get<double>());
     std::fputs(text.c_str(), stdout);
+  }
+  if (!no_store) {
+    RecordFleet(*run, plan->name, level, backend, options.fleet_dir, db_path);
   }
   if (Status s = WriteJsonOutput(common, run->manifest); !s.ok()) return Fail(s);
   if (!run->silent.empty()) {

@@ -352,8 +352,15 @@ class FleetCollect(unittest.TestCase):
     def test_members_collect_while_mpi_starts(self):
         # Neither --sequential, --per-device nor --inject: each collect starts before MPI_Init.
         fleet = os.path.join(self.tmp.name, "fleet")
-        p = self.collect(2, fleet)
+        db = os.path.join(self.tmp.name, "parity.db")
+        p = self.collect(2, fleet, "--db", db)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # Rank 0 recorded the fleet as one run, a stage per member.
+        run, = self.fleet_runs(db)
+        self.assertEqual(run["status"], "passed")
+        self.assertEqual(run["plan"], "fleet-test")
+        self.assertEqual(run["bundle"], os.path.abspath(fleet))
+        self.assertEqual(sorted(s["status"] for s in run["stages"]), ["passed", "passed"])
         manifest = load(os.path.join(fleet, "fleet.json"))
         self.assertEqual([m["rank"] for m in manifest["members"]], [0, 1])
         for m in manifest["members"]:
@@ -365,10 +372,21 @@ class FleetCollect(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(bundle, "manifest.json")), bundle)
         self.assertEqual(os.listdir(self.work), [])
 
+    def fleet_runs(self, db):
+        h = parity("history", "--db", db, "--json", "-", "-q")
+        self.assertEqual(h.returncode, 0, h.stderr)
+        return [r for r in json.loads(h.stdout)["runs"] if r["kind"] == "fleet"]
+
     def test_killed_rank_is_recorded_failed_and_the_others_finish(self):
         fleet = os.path.join(self.tmp.name, "fleet")
-        p = self.collect(3, fleet, "--inject", "kill:rank=1,after=0.1")
+        db = os.path.join(self.tmp.name, "parity.db")
+        p = self.collect(3, fleet, "--inject", "kill:rank=1,after=0.1", "--db", db)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run, = self.fleet_runs(db)
+        self.assertEqual(run["status"], "failed")
+        failed = [s for s in run["stages"] if s["status"] == "failed"]
+        self.assertEqual(len(failed), 1)
+        self.assertIn("signal 9", failed[0]["reason"])
         self.assertIn("FAILED", p.stdout)
         manifest = load(os.path.join(fleet, "fleet.json"))
         status = {m["rank"]: m for m in manifest["members"]}
