@@ -72,10 +72,11 @@ Status WriteFileAtomically(const std::string& path,
                            std::span<const std::span<const std::byte>> pieces) {
   if (const std::optional<int> fd = DescriptorNamed(path)) return WritePieces(*fd, pieces, path);
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
     return Status::Invalid(path, std::string("cannot write: ") + std::strerror(EISDIR));
   }
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (exists && !S_ISREG(st.st_mode)) {
     // A device, FIFO or socket (/dev/null, a pipe) is written in place: a rename would replace
     // it with a regular file.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
