@@ -19,9 +19,8 @@
 # how to install it), 2 for bad usage.
 #
 # Build dependencies: what is missing is installed with scripts/install-deps (as root, or
-# through sudo where sudo needs no password); the build inlines web/node_modules/chart.js, so a
-# machine without network must bring web/node_modules along (the device tool's carry:
-# ["web/node_modules"]), and then needs no registry.
+# through sudo where sudo needs no password); the build inlines Debian's Chart.js
+# (libjs-chart.js, /usr/share/javascript/chart.js), which install-deps brings.
 #
 # For tests (the ctest entry scripts.gpu_check runs it on the fake plugin): GPU_CHECK_PARITY (a
 # built parity: no build), GPU_CHECK_BACKEND (default cuda), GPU_CHECK_PEER (the peer's
@@ -78,7 +77,7 @@ build_gaps() {
     local cuda_root; cuda_root="$(dirname "$(dirname "$nvcc")")"
     [ -f "$cuda_root/include/cublas_v2.h" ] || gaps+=("cuBLAS headers ($cuda_root/include/cublas_v2.h): the CUDA toolkit's libcublas-dev part")
   fi
-  [ -f web/node_modules/chart.js/dist/chart.umd.min.js ] || gaps+=("web/node_modules (Chart.js): npm ci in web/ (scripts/install-deps), or copy web/node_modules from a machine that has it")
+  [ -f /usr/share/javascript/chart.js/chart.min.js ] || gaps+=("Chart.js (/usr/share/javascript/chart.js/chart.min.js): apt-get install libjs-chart.js (scripts/install-deps)")
   if [ ${#gaps[@]} -gt 0 ]; then printf '%s\n' "${gaps[@]}"; fi
 }
 
@@ -95,7 +94,7 @@ else
   fi
   mapfile -t gaps < <(build_gaps)
   if [ ${#gaps[@]} -gt 0 ] && can_install; then
-    # install-deps installs only what is missing; without npm or network it fails: say what.
+    # install-deps installs only what is missing; without network it fails: say what.
     if ! ./scripts/install-deps --build-only > "$out/install-deps.log" 2>&1; then
       mapfile -t gaps < <(build_gaps)
       missing "${gaps[@]:-packages scripts/install-deps could not install}" \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // report.js: renders the report.json embedded in parity accept's report.html (format
-// "parity-report" version 1) with the global Chart (Chart.js 4, inlined before this script).
+// "parity-report" version 1) with the global Chart (Chart.js 3.9, Debian's libjs-chart.js, inlined before this script).
 //
 // Drawing contract, relied on by tests/cli/report_html_check.py: every chart is a
 // <canvas class="parity-chart">; <html data-charts-expected> counts the charts created,

@@ -18,17 +18,14 @@ import time
 
 import torch
 
-from . import aten, evidence
+from . import aten, evidence, hops, sources
 from .collectives import Collectives
+from .compiled import Regions
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
+from .modes import DispatchMode, EagerDispatchMode, leave_dispatch_mode
 from .scopes import Scopes
 from .tensors import BATCH, MODES, Hasher, TensorWriter, hash_function, storage_address
-
-try:
-    from torch.utils._python_dispatch import TorchDispatchMode
-except ImportError:  # a torch without Python dispatch modes: level="modules" only
-    TorchDispatchMode = None
 
 LEVELS = ("aten", "modules")
 _PAUSED = [0]  # paused() depth, for every capture of this process
@@ -75,18 +72,6 @@ class _Patterns:
         return not self.include or any(fnmatch.fnmatchcase(name, p) for p in self.include)
 
 
-if TorchDispatchMode is not None:
-    class _DispatchMode(TorchDispatchMode):
-        """Hands every aten call beneath autograd and autocast to the capture."""
-
-        def __init__(self, capture):
-            super().__init__()
-            self.capture = capture
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            return self.capture._on_op(func, args, kwargs or {})
-
-
 class _BusyScope:
     """`with capture.busy_scope:` marks a block as the capture's own work (saving, hashing,
     records), whose ops are not recorded."""
@@ -119,6 +104,8 @@ class Capture:
       max_bytes: tensor bytes to save as files; past it tensors are recorded as statistics
         and the manifest says "truncated_at_seq".
       timing: record each call's wall time as time_us (the device synchronised around it).
+      stack: each record carries "source", where in the user's code the op was called (for
+        backward ops, the forward op's; none where it can't be read): see sources.py.
       rank: the rank to record (default torch.distributed's, else 0).
       level: "aten" (every aten op, beneath autograd and autocast) or "modules" (version 1's
         functional ops named after leaf modules, through TorchFunctionMode).
@@ -138,13 +125,19 @@ class Capture:
       save_optimizer_state: likewise per optimizer state entry: op "optimizer_state", name
         "<param>.<key>" (e.g. "fc.weight.exp_avg"), attrs {"key": key}, the tensor as output
         (a non-tensor entry as attrs "value", no output).
+      compiled: level "aten", torch 2.x: "regions" (torch.compile'd code runs compiled, each
+        execution of a compiled region one record, op "compiled_region", its graphs in
+        graphs/: see compiled.py) or "eager" (dynamo skips frames under the capture: compiled
+        code runs eagerly, every op recorded). The manifest's "compiled" says which.
 
     Records (version 2): seq (per dump, never restarting), step (from 0, moved by step()),
     rank, name ("<module path>.<op>", or "<op>" outside any module or at the root), module,
     op (aten name without namespace or overload), overload, pass, call (per step, name and
     pass, from 0), attrs (aten.bind), inputs (schema order, "arg" and for tensor lists
     "index"), params ({} at level "aten"), outputs (returned tensors flattened; for ops that
-    return nothing, the tensors they wrote).
+    return nothing, the tensors they wrote). A higher-order op (torch 2.x: torch.cond,
+    flex_attention) is one record (hops.py); a tensor the dump cannot hold (sparse, nested,
+    quantized, or one whose conversion raises) is an entry marked "not stored" (storable.py).
 
     Passes: ops inside backward (torch.autograd.backward / grad, or an autograd node
     executing) are "backward", attributed to the module whose forward made the node (module
@@ -170,10 +163,10 @@ class Capture:
     def __init__(self, model, out, ops=None, backward=None, max_bytes=None, timing=False,
                  rank=None, *, level="aten", mode="tensors", optimizer=None, scaler=None,
                  steps=None, every=None, modules=None, save_grads=False,
-                 save_optimizer_state=False, hash="auto"):
+                 save_optimizer_state=False, hash="auto", stack=False, compiled="regions"):
         if level not in LEVELS:
             raise ValueError("level must be one of %s, not %r" % (", ".join(LEVELS), level))
-        if level == "aten" and TorchDispatchMode is None:
+        if level == "aten" and DispatchMode is None:
             raise RuntimeError("this torch has no TorchDispatchMode: use level=\"modules\"")
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
@@ -187,6 +180,8 @@ class Capture:
         self.backward = (level == "aten") if backward is None else bool(backward)
         self.max_bytes = max_bytes
         self.timing = timing
+        self.stack = bool(stack)
+        self.tracebacks = None
         self.rank_arg = rank
         if optimizer is None:
             self.optimizers = []
@@ -203,6 +198,7 @@ class Capture:
         self.modules_spec = modules
         self.save_grads = save_grads
         self.save_optimizer_state = save_optimizer_state
+        self.regions = Regions(self, compiled) if level == "aten" else None
         self.started = False
         self.stopped = False
         self.active = False
@@ -273,6 +269,8 @@ class Capture:
                         "optimizer": bool(self.optimizers), "scaler": self.scaler is not None,
                         "save_grads": self.save_grads,
                         "save_optimizer_state": self.save_optimizer_state}})
+        if self.regions is not None:
+            self.regions.start()
         if self._captured(0):
             self._activate()
             self._begin_step()
@@ -301,7 +299,12 @@ class Capture:
     def stop(self):
         """Completes the running step's manifest entry, removes everything the capture
         installed (modes, hooks, wrappers: the model and optimizer are left as they were),
-        and closes the dump. Calling it twice is harmless."""
+        and closes the dump. Calling it twice is harmless.
+
+        The capture's dispatch (or function) mode leaves torch's mode stack wherever it lies:
+        a mode entered after start() and still active (a user's FlopCounterMode) stays on
+        the stack above the modes beneath the capture's, keeps working, and leaves by its
+        own __exit__ later (modes.leave_dispatch_mode). Nothing is recorded after stop()."""
         if not self.started or self.stopped:
             return
         self.stopped = True
@@ -312,6 +315,8 @@ class Capture:
             if self.active:
                 self._deactivate()
             self._write_records(wait=True)
+            if self.regions is not None:
+                self.regions.stop()
             if self.hasher is not None:
                 self.hasher.close()
             self._write_manifest()
@@ -359,6 +364,8 @@ class Capture:
         self.doc["omitted"] = dict(sorted(self.omitted.items()))
         if self.writer.truncated_at_seq is not None:
             self.doc["truncated_at_seq"] = self.writer.truncated_at_seq
+        if self.regions is not None and self.regions.manifest() is not None:
+            self.doc["compiled"] = self.regions.manifest()
         write_manifest(self.dir, self.doc)
 
     # --- installing ------------------------------------------------------------------------
@@ -371,16 +378,25 @@ class Capture:
         for opt in self.optimizers:
             self._hook_optimizer(opt)
         self.collectives.install()
+        if self.stack and self.backward:
+            self.tracebacks = sources.ForwardTracebacks().__enter__()
         if self.level == "aten":
-            self.mode_obj = _DispatchMode(self)
+            eager = self.regions.mode == "eager"
+            self.mode_obj = (EagerDispatchMode if eager else DispatchMode)(self)
             self.mode_obj.__enter__()
+            self.regions.activate()
 
     def _deactivate(self):
         self.active = False
         self._write_records(wait=True)
         self.writer.forget()
         if self.level == "aten":
-            self.mode_obj.__exit__(None, None, None)
+            self.regions.deactivate()
+            leave_dispatch_mode(self.mode_obj)  # wherever it lies: see stop()
+            self.mode_obj = None
+        if self.tracebacks is not None:
+            self.tracebacks.__exit__(None, None, None)
+            self.tracebacks = None
         self.collectives.remove()
         for undo in reversed(self.saved_hooks):
             undo()
@@ -485,9 +501,15 @@ class Capture:
     def _head(self, name, module, op, overload, pass_, attrs):
         seq = self.seq
         self.seq += 1
-        return {"seq": seq, "step": self.step_index, "rank": self.rank, "name": name,
-                "module": module, "op": op, "overload": overload, "pass": pass_,
-                "call": self._next_call(name, pass_), "attrs": attrs}
+        record = {"seq": seq, "step": self.step_index, "rank": self.rank, "name": name,
+                  "module": module, "op": op, "overload": overload, "pass": pass_,
+                  "call": self._next_call(name, pass_), "attrs": attrs}
+        if self.stack:
+            source = (sources.of_backward_node() if pass_ == "backward"
+                      else sources.from_stack())
+            if source is not None:
+                record["source"] = source
+        return record
 
     def _emit(self, record):
         self.step_records += 1
@@ -532,6 +554,10 @@ class Capture:
             torch.cuda.synchronize()
 
     # --- aten ops --------------------------------------------------------------------------
+    def _on_hop(self, func, args, kwargs):
+        """A higher-order op (torch.cond, flex_attention): run, and recorded as one op."""
+        return hops.record_hop(self, func, args, kwargs)
+
     def _on_op(self, func, args, kwargs):
         if self.busy or not self.active:
             return func(*args, **kwargs)
@@ -564,27 +590,12 @@ class Capture:
         name = module + "." + op.name if module else op.name
         record = self._head(name, module, op.name, op.overload, pass_, attrs)
         seq = record["seq"]
-        entries = []
-        for i, (arg, index, tensor) in enumerate(inputs):
-            e = {"arg": arg}
-            if index is not None:
-                e["index"] = index
-            e.update(self.writer.entry(tensor, seq, "in%d" % i))
-            entries.append(e)
-        record["inputs"] = entries
+        record["inputs"] = self._input_entries(inputs, seq)
         record["params"] = {}
-        tensors = [t for _, _, t in inputs]
         if writes is not None and self.hasher is not None:  # digests of the inputs it writes
             self.hasher.before_write(writes[1])
-        self._sync(tensors)
-        start = time.perf_counter()
-        try:
-            result = func(*args, **kwargs)
-        except BaseException:
-            self._unrecord(record)
-            raise
-        self._sync(tensors)
-        elapsed = time.perf_counter() - start
+        result, elapsed = self._run_timed(record, [t for _, _, t in inputs],
+                                          lambda: func(*args, **kwargs))
         if writes is not None:  # before the outputs: an in-place op's output is its input
             self.writer.written(*writes)
         outs = aten.flatten_tensors(result)
@@ -595,6 +606,31 @@ class Capture:
             record["time_us"] = elapsed * 1e6
         self._emit(record)
         return result
+
+    def _input_entries(self, inputs, seq):
+        """The entries of a record's inputs, given as (argument name, index or None, tensor)."""
+        entries = []
+        for i, (arg, index, tensor) in enumerate(inputs):
+            e = {"arg": arg}
+            if index is not None:
+                e["index"] = index
+            e.update(self.writer.entry(tensor, seq, "in%d" % i))
+            entries.append(e)
+        return entries
+
+    def _run_timed(self, record, tensors, call):
+        """call() with the device synchronised around it (`tensors`' devices), as (its result,
+        seconds); when it raises, the record is taken back (_unrecord) and the exception goes
+        on."""
+        self._sync(tensors)
+        start = time.perf_counter()
+        try:
+            result = call()
+        except BaseException:
+            self._unrecord(record)
+            raise
+        self._sync(tensors)
+        return result, time.perf_counter() - start
 
     def _unrecord(self, record):
         """Takes back a record whose op raised: its seq and call are reused, its files

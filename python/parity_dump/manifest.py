@@ -34,6 +34,27 @@ def _safe(get, default=None):
         return default
 
 
+def _autocast_enabled(device_type):
+    """Whether autocast is on for device_type: torch >= 2.4's per-device getter, else the
+    older per-device functions (deprecated in 2.4)."""
+    try:
+        return bool(torch.is_autocast_enabled(device_type))
+    except TypeError:  # torch < 2.4: no argument
+        return bool(torch.is_autocast_cpu_enabled() if device_type == "cpu"
+                    else torch.is_autocast_enabled())
+
+
+def _autocast_dtype(device_type):
+    """autocast's dtype for device_type ("bfloat16"), as _autocast_enabled reads it."""
+    get = getattr(torch, "get_autocast_dtype", None)
+    if get is not None:
+        dtype = get(device_type)
+    else:
+        dtype = (torch.get_autocast_cpu_dtype() if device_type == "cpu"
+                 else torch.get_autocast_gpu_dtype())
+    return str(dtype).replace("torch.", "")
+
+
 def settings():
     """torch's numerics settings, each absent when the installed torch has no such switch."""
     cuda_matmul = torch.backends.cuda.matmul
@@ -48,12 +69,10 @@ def settings():
         "deterministic_algorithms": _safe(torch.are_deterministic_algorithms_enabled),
         "cudnn_deterministic": _safe(lambda: bool(torch.backends.cudnn.deterministic)),
         "cudnn_benchmark": _safe(lambda: bool(torch.backends.cudnn.benchmark)),
-        "autocast_gpu": _safe(torch.is_autocast_enabled),
-        "autocast_gpu_dtype": _safe(lambda: str(torch.get_autocast_gpu_dtype()).replace(
-            "torch.", "")),
-        "autocast_cpu": _safe(torch.is_autocast_cpu_enabled),
-        "autocast_cpu_dtype": _safe(lambda: str(torch.get_autocast_cpu_dtype()).replace(
-            "torch.", "")),
+        "autocast_gpu": _safe(lambda: _autocast_enabled("cuda")),
+        "autocast_gpu_dtype": _safe(lambda: _autocast_dtype("cuda")),
+        "autocast_cpu": _safe(lambda: _autocast_enabled("cpu")),
+        "autocast_cpu_dtype": _safe(lambda: _autocast_dtype("cpu")),
         "default_dtype": str(torch.get_default_dtype()).replace("torch.", ""),
         "num_threads": torch.get_num_threads(),
         "preferred_blas_library": _safe(lambda: str(torch.backends.cuda.preferred_blas_library())),

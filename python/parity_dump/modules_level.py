@@ -13,6 +13,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import ops as op_table
+from .modes import leave_function_mode
 
 
 class _FunctionMode(TorchFunctionMode):
@@ -66,9 +67,10 @@ class ModulesRecorder:
         self.mode.__enter__()
 
     def remove(self):
-        """Leaves the function mode and removes the hooks."""
+        """Leaves the function mode (from beneath modes entered after it, which stay: see
+        modes.leave_function_mode) and removes the hooks."""
         if self.mode is not None:
-            self.mode.__exit__(None, None, None)
+            leave_function_mode(self.mode)
             self.mode = None
         for h in self.handles:
             h.remove()

@@ -5,18 +5,51 @@ autograd node in backward.
 Forward: every module of the model gets a forward pre-hook and hook that push and pop its
 path. When a module's forward returns, the autograd nodes its outputs reach that no inner
 module claimed (and that its inputs did not bring in) are marked with the module's path in
-the node's `metadata` dict, which lives and dies with the node.
+the node's `metadata` dict, which lives and dies with the node. Its inputs are the positional
+and the keyword arguments of the call (`self.block(hidden_states=h)`): from the pre-hook's
+kwargs where torch has forward pre-hooks with_kwargs (2.0 and later), else (torch 1.13) from
+the `kwargs` of the nn.Module call running the hook.
 
 Backward: the node being executed is torch._C._current_autograd_node() where torch has it;
 otherwise (torch 1.13) each marked node gets a pre-hook and a post-hook (both return None:
 gradients are unchanged) that bracket its execution. An op in backward outside any marked
 node (the loss's nodes when the loss is not a submodule, gradient accumulation between nodes)
 has module "".
+
+Under torch.compile the hooks do nothing (torch.compiler.is_compiling() is true while dynamo
+traces them): dynamo traces a hooked module as it does one without hooks, and the compiled
+region's own record takes the place of the module's (compiled.py).
 """
+import inspect
+import sys
+
 import torch
 
 KEY = "parity_dump.module"
 _CURRENT_NODE = getattr(torch._C, "_current_autograd_node", None)
+# torch 2.0 and later hand a forward pre-hook the call's keyword arguments.
+_PRE_HOOK_KWARGS = "with_kwargs" in inspect.signature(
+    torch.nn.Module.register_forward_pre_hook).parameters
+# Where torch does not, the hook's caller is Module._call_impl(self, *input, **kwargs).
+_CALL_IMPL = getattr(getattr(torch.nn.Module, "_call_impl", None), "__code__", None)
+# dynamo folds a call of it to True while it traces (torch 2.x; torch 1.13 has none).
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
+
+def _caller_kwargs():
+    """The keyword arguments of the nn.Module call whose forward pre-hook is running (the
+    hook's caller, two frames up from here), {} where that frame is not Module._call_impl."""
+    try:
+        frame = sys._getframe(2)  # pylint: disable=protected-access
+    except ValueError:
+        return {}
+    try:
+        if frame.f_code is not _CALL_IMPL:
+            return {}
+        kwargs = frame.f_locals.get("kwargs")
+        return kwargs if isinstance(kwargs, dict) else {}
+    finally:
+        del frame
 
 
 def _grad_fns(value, out, depth=0):
@@ -53,7 +86,11 @@ class Scopes:
         if self.model is None:
             return
         for path, module in self.model.named_modules():
-            self.handles.append(module.register_forward_pre_hook(self._pre(path)))
+            if _PRE_HOOK_KWARGS:
+                handle = module.register_forward_pre_hook(self._pre(path), with_kwargs=True)
+            else:
+                handle = module.register_forward_pre_hook(self._pre(path))
+            self.handles.append(handle)
             self.handles.append(module.register_forward_hook(self._post(path)))
 
     def remove(self):
@@ -72,14 +109,24 @@ class Scopes:
         self.node_stack = []
 
     def _pre(self, path):
-        def pre(module, args):
+        """The forward pre-hook of module `path`: pushes it with the grad_fns of its
+        positional and keyword arguments (the boundary of what its forward makes). Returns
+        None: the arguments are unchanged."""
+        def pre(module, args, kwargs=None):
+            if _compiling():
+                return None
             # The nodes themselves are held until the module returns: their ids stay theirs.
-            boundary = _grad_fns(args, []) if self.track_backward else []
+            boundary = []
+            if self.track_backward:
+                _grad_fns(args, boundary)
+                _grad_fns(kwargs if _PRE_HOOK_KWARGS else _caller_kwargs(), boundary)
             self.stack.append((path, module, boundary))
         return pre
 
     def _post(self, path):
         def post(module, args, output):
+            if _compiling():
+                return None
             while self.stack:
                 top = self.stack.pop()
                 if top[1] is module:

@@ -7,7 +7,13 @@ finite), the nan, inf and zero counts, and "hash", the hex digest of the tensor'
 in C order (bfloat16 as its 16-bit patterns) by the dump's hash algorithm (the manifest's
 "hash"): "xxh3_128" (XXH3's 128-bit hash, as python-xxhash's xxh3_128_hexdigest writes it)
 where the xxhash module is installed, else "sha256". Integer and bool tensors get the same
-statistics, computed in float64.
+statistics, computed in float64; complex tensors (complex64, complex128: .npy files of that
+dtype) get the statistics of their real and imaginary parts taken together as 2n real numbers
+(the digest is still of the raw bytes).
+
+A tensor the dump cannot hold (sparse, nested, quantized, a dtype numpy lacks, or one whose
+conversion raises) gets an entry without data, {"dtype", "shape", "layout", "not stored"}
+(storable.py): an entry never raises into the op that is recorded.
 
 Statistics are computed with numpy on the tensor's bytes in one pass over memory (long
 tensors chunk by chunk through a float64 buffer that stays in cache): min and max in the
@@ -28,6 +34,8 @@ import weakref
 import numpy as np
 import torch
 
+from .storable import describe_error, not_stored_entry, unstorable_reason
+
 try:
     import xxhash
 except ImportError:  # python3-xxhash not installed: sha256
@@ -37,6 +45,7 @@ DTYPE_NAMES = {
     torch.bool: "bool", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
     torch.int64: "int64", torch.uint8: "uint8", torch.float16: "float16",
     torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64",
+    torch.complex64: "complex64", torch.complex128: "complex128",
 }
 for _name in ("float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"):
     if hasattr(torch, _name):
@@ -46,8 +55,8 @@ MODES = ("tensors", "stats")
 
 
 def dtype_name(dtype):
-    """parity's name of a torch dtype ("float32", "bfloat16", ...), or None for a dtype parity
-    does not read (complex, quantized)."""
+    """The dump's name of a torch dtype ("float32", "bfloat16", "complex64", ...), or None for
+    a dtype a dump cannot hold (quantized, complex32, ...)."""
     return DTYPE_NAMES.get(dtype)
 
 
@@ -179,6 +188,9 @@ def _stats(t):
     elif t.is_floating_point():  # bfloat16, float8: float32 holds every value exactly
         floating = True
         values = t.reshape(-1).to(torch.float32).numpy()
+    elif t.is_complex():  # the real and imaginary parts, interleaved
+        floating = True
+        values = raw.reshape(-1).view(np.float32 if dtype == torch.complex64 else np.float64)
     else:
         floating = False
         values = raw.reshape(-1)
@@ -251,13 +263,6 @@ def _describe_batch(batch):
         digest = stats.pop("hash")
         stats.update(out)
         stats["hash"] = digest
-
-
-def _complex_stats(tensor, hash):
-    """Statistics of a tensor parity has no dtype for: its real part in float64."""
-    real = tensor.detach().cpu()
-    real = real.real if real.is_complex() else real
-    return stats(real.to(torch.float64), hash)
 
 
 def _job_figures(job, digest):
@@ -475,11 +480,21 @@ class TensorWriter:
 
     def entry(self, tensor, seq, slot):
         """The entry of `tensor` for record `seq` (slot "in0", "out1", ...), its data written
-        now (the tensor may change after this returns)."""
+        now (the tensor may change after this returns). A tensor the dump cannot hold, or
+        whose conversion raises (an Exception, which goes no further), gets an entry without
+        data (storable.not_stored_entry)."""
+        reason = unstorable_reason(tensor, DTYPE_NAMES)
+        if reason is None:
+            try:
+                return self._entry(tensor, seq, slot)
+            except Exception as e:  # pylint: disable=broad-except
+                reason = describe_error(e)
+        return not_stored_entry(tensor, reason, DTYPE_NAMES)
+
+    def _entry(self, tensor, seq, slot):
+        """entry() of a tensor unstorable_reason() accepts."""
         shape = list(tensor.shape)
-        name = DTYPE_NAMES.get(tensor.dtype)
-        if name is None:
-            return {"dtype": "float64", "shape": shape, "stats": _complex_stats(tensor, self.hash)}
+        name = DTYPE_NAMES[tensor.dtype]
         if tensor.device.type == "meta":
             return {"dtype": name, "shape": shape, "stats": {"nan": 0, "inf": 0, "zero": 0}}
         entry = {"dtype": name, "shape": shape}
@@ -545,5 +560,5 @@ def storage_address(tensor):
     tensor without one (meta, sparse, ...)."""
     try:
         return tensor.data_ptr() - tensor.storage_offset() * tensor.element_size()
-    except (RuntimeError, NotImplementedError):
+    except Exception:  # pylint: disable=broad-except
         return None

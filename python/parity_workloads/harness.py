@@ -6,17 +6,21 @@
         [--prefetch-factor N] [--persistent-workers] [--threads N] [--channels-last]
         [--amp none|bf16|fp16] [--seed S] [--json PATH|-]
 
---workload is a reference workload's name (recsys, transformer, cnn) or MODULE:FUNCTION, a
-user's function returning a parity_workloads.Workload (see Workload). Each step is timed from
+--workload is a reference workload's name (recsys, transformer, cnn), a model-library
+workload's (hf-llama, hf-bert, timm-vit, timm-resnet, torchrec-dlrm, minilm: the torch 2.x
+environment's Python) or MODULE:FUNCTION, a user's function returning a
+parity_workloads.Workload (see Workload). The optimizer is the workload's own
+(Workload.make_optimizer: Adam for the reference workloads). Each step is timed from
 asking the DataLoader for the batch to the end of the optimizer step with the device
 synchronised; the warm-up steps run first and are left out of every figure but the losses.
 The report (format "parity-model-run", version 1) holds samples/s (and tokens/s where the
 workload has tokens), step-time percentiles, the share of the step spent waiting for data,
 peak memory, and the loss of every step (warm-up included, null where it was not finite),
-in order.
+in order, and the optimizer that ran (its class and settings).
 
-Errors (an unknown workload, a module that is missing or raises on import, settings that
-can't apply) print "parity: error: ..." and exit 2; a step that raises exits 1 with the error.
+Errors (an unknown workload, a model-library workload whose library is missing, a module
+that is missing or raises on import, settings that can't apply) print "parity: error: ..."
+and exit 2; a step that raises exits 1 with the error.
 """
 import argparse
 import importlib
@@ -32,7 +36,7 @@ import traceback
 import torch
 
 from . import registry
-from .common import Workload
+from .common import MissingLibraryError, Workload
 
 FORMAT, VERSION = "parity-model-run", 1
 AMP = ("none", "bf16", "fp16")
@@ -46,11 +50,15 @@ def load(spec, size="tiny", seed=0, batch_size=None):
     """The Workload named by `spec`: a reference name, or "MODULE:FUNCTION" called as
     FUNCTION(size=size, seed=seed, batch_size=batch_size). WorkloadError says what is wrong."""
     if ":" not in spec:
-        if spec not in registry.names():
-            raise WorkloadError("unknown workload '%s' (the reference workloads: %s; a user's "
-                                "is MODULE:FUNCTION)" % (spec, ", ".join(registry.names())))
+        if spec not in registry.all_names():
+            raise WorkloadError("unknown workload '%s' (the reference workloads: %s; the "
+                                "model-library workloads: %s; a user's is MODULE:FUNCTION)"
+                                % (spec, ", ".join(registry.names()),
+                                   ", ".join(registry.zoo_names())))
         try:
             return registry.get(spec, size=size, seed=seed, batch_size=batch_size)
+        except MissingLibraryError as e:  # its message names the workload and the package
+            raise WorkloadError(str(e)) from None
         except ValueError as e:
             raise WorkloadError("workload '%s': %s" % (spec, e)) from None
     module_name, _, function = spec.partition(":")
@@ -98,15 +106,30 @@ def _peak_rss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def optimizer_description(opt):
+    """{"class": the optimizer's class name, then its defaults (lr, foreach, fused, momentum,
+    ...) that JSON can hold}: what the harness ran, for the report."""
+    out = {"class": type(opt).__name__}
+    for key in sorted(opt.defaults):
+        value = opt.defaults[key]
+        if isinstance(value, (tuple, list)) and all(isinstance(v, (int, float)) for v in value):
+            value = list(value)
+        elif not (value is None or isinstance(value, (bool, int, float, str))):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        out[key] = value
+    return out
+
+
 def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock=None,
         progress=None):
-    """Trains `workload` (a Workload) for warmup + steps steps with Adam (at workload.lr)
-    and returns the
-    report (see the module docstring). `settings`: num_workers, pin_memory,
-    prefetch_factor, persistent_workers (the DataLoader's), threads (torch's intra-op
-    threads), channels_last, amp ("none", "bf16", "fp16"). `clock` (default
-    time.perf_counter) is read three times a step: before asking for the batch, once it
-    came, and after the synchronised optimizer step."""
+    """Trains `workload` (a Workload) for warmup + steps steps with its optimizer
+    (workload.make_optimizer(), at workload.lr) and returns the report (see the module
+    docstring). `settings`: num_workers, pin_memory, prefetch_factor, persistent_workers (the
+    DataLoader's), threads (torch's intra-op threads), channels_last, amp ("none", "bf16",
+    "fp16"). `clock` (default time.perf_counter) is read three times a step: before asking
+    for the batch, once it came, and after the synchronised optimizer step."""
     settings = dict(settings or {})
     clock = clock or time.perf_counter
     if steps < 1 or warmup < 0:
@@ -136,10 +159,15 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
     model = workload.model.to(dev)
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.Adam(model.parameters(), lr=workload.lr)
+    opt = workload.make_optimizer()  # after the move: a fused optimizer's state is on `dev`
     scaler = None
     if amp == "fp16":
-        scaler = torch.cuda.amp.GradScaler()
+        # torch.amp.GradScaler(device) from torch 2.3; torch.cuda.amp's is deprecated there.
+        amp_mod = getattr(torch, "amp", None)
+        if amp_mod is not None and hasattr(amp_mod, "GradScaler"):
+            scaler = amp_mod.GradScaler(dev.type)
+        else:
+            scaler = torch.cuda.amp.GradScaler()
     amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(amp)
     total = warmup + steps
     try:
@@ -165,11 +193,11 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         target = target.to(dev, non_blocking=True)
         opt.zero_grad(set_to_none=True)
         if amp_dtype is None:
-            out = model(*inputs)
+            out = workload.forward(model, inputs)
             loss = workload.loss_fn(out, target)
         else:
             with torch.autocast(dev.type, dtype=amp_dtype):
-                out = model(*inputs)
+                out = workload.forward(model, inputs)
                 loss = workload.loss_fn(out, target)
         if scaler is not None:
             scaler.scale(loss).backward()
@@ -211,6 +239,7 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         "data_wait_share": sum(wait_s) / timed if timed > 0 else None,
         "peak_rss_bytes": _peak_rss_bytes(),
         "losses": losses,
+        "optimizer": optimizer_description(opt),
     }
     if workload.tokens_per_sample and timed > 0:
         report["tokens_per_s"] = report["samples_per_s"] * workload.tokens_per_sample

@@ -5,8 +5,11 @@ Linear head scored with cross-entropy.
 
 torch 1.13's CPU autocast cannot run LayerNorm on the bfloat16 output of a Linear; here every
 LayerNorm (post-norm, inside the encoder layers) follows a residual add whose result is
-float32, so the model runs under CPU bfloat16 autocast on 1.13 as on later versions.
+float32, so the model runs under CPU bfloat16 autocast on 1.13 as on later versions; the LSTM
+runs through ATen's own cells on every version (see forward).
 """
+import contextlib
+
 import torch
 import torch.nn.functional as F
 
@@ -18,6 +21,24 @@ CONFIGS = {
     "base": dict(vocab=8000, dim=256, heads=8, ff=1024, layers=4, hidden=256, seq=128,
                  batch=32),
 }
+
+
+@contextlib.contextmanager
+def _without_onednn():
+    """oneDNN (mkldnn) off within the block, as torch.backends.mkldnn.flags(enabled=False)
+    does without its TF32 switch (which warns on builds without Intel GPU support)."""
+    get = getattr(torch._C, "_get_mkldnn_enabled", None)
+    put = getattr(torch._C, "_set_mkldnn_enabled", None)
+    if get is None or put is None:
+        with torch.backends.mkldnn.flags(enabled=False):
+            yield
+        return
+    before = get()
+    put(False)
+    try:
+        yield
+    finally:
+        put(before)
 
 
 class LanguageModel(torch.nn.Module):
@@ -39,7 +60,12 @@ class LanguageModel(torch.nn.Module):
         s = tokens.shape[1]
         x = self.embed(tokens) + self.position.index_select(0, self.positions[:s])
         x = self.encoder(x, mask=self.causal[:s, :s])
-        x, _ = self.lstm(x)
+        # The LSTM through ATen's own cells on every torch, as 1.13 runs it on the CPU: torch
+        # 2.x would run oneDNN's fused LSTM (mkldnn_rnn_layer), which under bfloat16 autocast
+        # fails on CPUs without AVX-512 ("could not create a primitive descriptor for the LSTM
+        # forward propagation primitive").
+        with _without_onednn():
+            x, _ = self.lstm(x)
         return self.head(x)
 
 

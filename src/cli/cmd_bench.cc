@@ -55,8 +55,10 @@ struct ModelFlags {
 void AddModelFlags(CLI::App& app, ModelFlags* f) {
   app.add_option("--workload", f->workloads,
                  "--suite model: comma-separated workloads, each a reference workload (recsys, "
-                 "transformer, cnn; the default is all three) or MODULE:FUNCTION returning a "
-                 "parity_workloads.Workload (docs/WORKLOADS.md)")
+                 "transformer, cnn; the default is all three), a model-library workload "
+                 "(hf-llama, hf-bert, timm-vit, timm-resnet, torchrec-dlrm, minilm: a --python "
+                 "with transformers, timm, TorchRec, such as scripts/venv's) or MODULE:FUNCTION "
+                 "returning a parity_workloads.Workload (docs/WORKLOADS.md)")
       ->option_text("W[,W...]");
   app.add_option("--python", f->python,
                  "--suite model: the interpreter (default $PARITY_PYTHON, else the first python3 "

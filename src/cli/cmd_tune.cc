@@ -34,7 +34,9 @@ int RunTune(int argc, char** argv) {
       "docs/WORKLOADS.md describes space files.",
       &common);
   app->add_option("workload", workload_name,
-                  "a reference workload (recsys, transformer, cnn) or MODULE:FUNCTION")
+                  "a reference workload (recsys, transformer, cnn), a model-library workload "
+                  "(hf-llama, hf-bert, timm-vit, timm-resnet, torchrec-dlrm, minilm) or "
+                  "MODULE:FUNCTION")
       ->required();
   app->add_option("--space", space_path,
                   "the space file (YAML: knobs and env, each a list of candidate values; "

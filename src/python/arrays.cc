@@ -11,10 +11,21 @@ namespace py = pybind11;
 namespace parity::python {
 namespace {
 
+// A numpy dtype's kind, item size and byte order, read through its Python attributes: the
+// accessors of Debian's pybind11 (2.10) read numpy 1.x's PyArray_Descr fields in place, whose
+// layout numpy 2 changed (itemsize then reads another field).
+char Kind(const py::dtype& dt) { return py::getattr(dt, "kind").cast<std::string>().at(0); }
+py::ssize_t ItemSize(const py::dtype& dt) {
+  return py::getattr(dt, "itemsize").cast<py::ssize_t>();
+}
+char ByteOrder(const py::dtype& dt) {
+  return py::getattr(dt, "byteorder").cast<std::string>().at(0);
+}
+
 // The parity dtype of a numpy dtype (kind and item size), if parity reads it.
 std::optional<DType> FromNumpy(const py::dtype& dt) {
-  const char kind = dt.kind();
-  const auto size = dt.itemsize();
+  const char kind = Kind(dt);
+  const auto size = ItemSize(dt);
   switch (kind) {
     case 'b':
       return DType::kBool;
@@ -58,16 +69,17 @@ Tensor ArrayTensor(const py::array& array, const std::string& name,
   if (dtype) {
     const std::optional<DType> as = DTypeFromName(*dtype);
     if (!as) ThrowIfError(Status::Invalid(name, fmt::format("unknown dtype '{}'", *dtype)));
-    if (ItemSize(*as) != ItemSize(*parity_dtype)) {
+    if (parity::ItemSize(*as) != parity::ItemSize(*parity_dtype)) {
       ThrowIfError(
           Status::Invalid(name, fmt::format("dtype '{}' has {}-byte items, the array {}-byte ones",
-                                            *dtype, ItemSize(*as), ItemSize(*parity_dtype))));
+                                            *dtype, parity::ItemSize(*as),
+                                            parity::ItemSize(*parity_dtype))));
     }
     parity_dtype = as;
   }
   const int flags = array.flags();
   if (!(flags & py::array::c_style) || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) ||
-      dt.byteorder() == '>') {
+      ByteOrder(dt) == '>') {
     ThrowIfError(
         Status::Invalid(name, "the array must be C-contiguous, aligned and native-endian"));
   }
@@ -94,8 +106,16 @@ py::array TensorArray(const Tensor& tensor) {
       ThrowIfError(
           Status::Internal(fmt::format("no numpy array for dtype {}", Name(tensor.dtype()))));
   }
-  py::array out(py::dtype(format),
-                std::vector<py::ssize_t>(tensor.meta().shape.begin(), tensor.meta().shape.end()));
+  // Strides given (C order), not derived by pybind11 from the dtype's item size (see Kind).
+  const py::dtype dt(format);
+  std::vector<py::ssize_t> shape(tensor.meta().shape.begin(), tensor.meta().shape.end());
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = ItemSize(dt);
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  py::array out(dt, shape, strides);
   std::memcpy(out.mutable_data(), tensor.bytes().data(), tensor.bytes().size());
   return out;
 }

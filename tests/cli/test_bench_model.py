@@ -176,3 +176,59 @@ class ModelSuite(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ZooWorkloads(unittest.TestCase):
+    """The model-library workloads through the binary as users run them: `bench --suite model`
+    and `tune` with --python naming this test's interpreter. Under the torch 2.x environment
+    they train; under an interpreter without the library (Debian's torch 1.13) each is exit 2
+    naming the package it lacks and the environment that has it."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import transformers  # noqa: F401
+            cls.has_libraries = True
+        except ImportError:
+            cls.has_libraries = False
+        cls.env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+
+    def test_bench_runs_a_hugging_face_and_a_torchrec_workload(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "zoo.json")
+            r = parity("bench", "--suite", "model", "--workload", "hf-llama,torchrec-dlrm",
+                       "--size", "tiny", "--steps", "3", "--warmup", "1", "--json", out,
+                       "--quiet", "--python", sys.executable, env=self.env)
+            if not self.has_libraries:
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("parity: error: ", r.stderr)
+                self.assertIn("'transformers'", r.stderr)
+                self.assertIn("scripts/venv", r.stderr)
+                return
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            results = {res["benchmark"]: res for res in doc["results"]}
+            self.assertEqual(sorted(results),
+                             ["model.hf-llama.train", "model.torchrec-dlrm.train"])
+            for name, res in results.items():
+                self.assertTrue(res["valid"], (name, res))
+
+    def test_tune_searches_a_zoo_workload(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            space = os.path.join(tmp, "space.yaml")
+            with open(space, "w") as f:
+                f.write("knobs:\n  batch_size: [default, 2]\n")
+            r = subprocess.run(
+                [BIN, "tune", "hf-bert", "--space", space, "--budget", "5m", "--warmup", "1",
+                 "--min-steps", "2", "--max-steps", "4", "--python", sys.executable,
+                 "--json", os.path.join(tmp, "tune.json")],
+                capture_output=True, text=True, timeout=900, env=self.env)
+            if not self.has_libraries:
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("'transformers'", r.stderr)
+                return
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(tmp, "tune.json")) as f:
+                doc = json.load(f)
+            self.assertGreaterEqual(len(doc["trials"]), 2, doc)

@@ -247,20 +247,30 @@ def markdown(summary, listed, other, check):
 
 
 # --- the capture ----------------------------------------------------------------------------
-def install_expecttest_stub():
-    """torch.testing._internal imports `expecttest` (not packaged by Debian); it needs only
-    TestCase and ACCEPT from it."""
+def install_expecttest_stub(torch_version):
+    """torch.testing._internal imports `expecttest`, PyTorch's test dependency. Under torch 2.x
+    the real package must be there (the current-PyTorch environment has it: scripts/venv);
+    only Debian's torch 1.13, beside which Debian packages no expecttest, gets a stand-in with
+    the TestCase and ACCEPT it needs. Returns which one is used: "expecttest X.Y" or "stand-in"."""
     try:
         import expecttest  # noqa: F401
+        import importlib.metadata
+        return "expecttest %s" % importlib.metadata.version("expecttest")
     except ImportError:
+        if not torch_version.startswith("1."):
+            raise HarnessError("torch %s without the expecttest package: run under the "
+                               "current-PyTorch environment (scripts/venv)" % torch_version)
         stub = types.ModuleType("expecttest")
         stub.TestCase = unittest.TestCase
         stub.ACCEPT = False
         sys.modules["expecttest"] = stub
+        return "stand-in"
 
 
 def load_op_db():
-    install_expecttest_stub()
+    import torch
+    print("opinfo_replay: torch %s, %s" % (torch.__version__,
+                                          install_expecttest_stub(torch.__version__)))
     try:
         from torch.testing._internal.common_methods_invocations import op_db
     except Exception as e:  # noqa: BLE001 - any import failure breaks the harness

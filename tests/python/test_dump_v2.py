@@ -4,6 +4,7 @@
 (bad directories, paused blocks, step windows, start/stop, gradients and optimizer state,
 GradScaler evidence, generator digests, stats mode against numpy, max_bytes, filters,
 attributes, torch's own errors, level "modules"). Read back with json and numpy."""
+import fnmatch
 import hashlib
 import math
 import os
@@ -316,6 +317,10 @@ class Capturing(unittest.TestCase):
             self.assertEqual(ra["name"], rb["name"])
             for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
                 self.assertNotIn("file", eb)
+                if ra["op"].startswith("mkldnn_rnn_layer") and ea["dtype"] == "uint8":
+                    # torch 2.x's oneDNN LSTM: its workspace is scratch memory whose bytes
+                    # differ between two runs of the same step (not a value of the model).
+                    continue
                 raw = np.load(os.path.join(tensors, ea["file"]))
                 s = eb["stats"]
                 self.assertEqual(s["hash"], digest(raw, manifest(stats)["hash"]))
@@ -418,10 +423,22 @@ class Capturing(unittest.TestCase):
         for _, e in entries:
             self.assertTrue("file" in e or "hash" in e.get("stats", {}))
 
+    def capture_all(self):
+        out = self.path("all")
+        train("transformer", steps=1, out=out)
+        return out
+
     def test_ops_and_modules_filters(self):
         out = self.path("ops")
         train("transformer", steps=1, out=out, ops=["addmm", "_soft*", "!_softmax_backward*"])
-        self.assertEqual({r["op"] for r in records(out)}, {"addmm", "_softmax"})
+        # Which ops match depends on the torch: 1.13's attention calls _softmax, 2.x's SDPA
+        # (_scaled_dot_product_flash_attention_for_cpu) none; the expected set comes from an
+        # unfiltered capture of the same step, selected with fnmatch.
+        every = {r["op"] for r in records(self.capture_all())}
+        want = {op for op in every if (op == "addmm" or fnmatch.fnmatchcase(op, "_soft*"))
+                and not fnmatch.fnmatchcase(op, "_softmax_backward*")}
+        self.assertIn("addmm", want)
+        self.assertEqual({r["op"] for r in records(out)}, want)
         out = self.path("modules")
         train("transformer", steps=1, out=out, modules=["encoder.layers.0*", "!*dropout*"])
         mods = {r["module"] for r in records(out)}
