@@ -136,8 +136,10 @@ class Capture:
     pass, from 0), attrs (aten.bind), inputs (schema order, "arg" and for tensor lists
     "index"), params ({} at level "aten"), outputs (returned tensors flattened; for ops that
     return nothing, the tensors they wrote). A higher-order op (torch 2.x: torch.cond,
-    flex_attention) is one record (hops.py); a tensor the dump cannot hold (sparse, nested,
-    quantized, or one whose conversion raises) is an entry marked "not stored" (storable.py).
+    flex_attention) is one record (hops.py), and so is each execution of a torch.compile'd
+    region, forward and backward, its inner ops none (compiled.py); a tensor the dump cannot
+    hold (sparse, nested, quantized, or one whose conversion raises) is an entry marked "not
+    stored" (storable.py).
 
     Passes: ops inside backward (torch.autograd.backward / grad, or an autograd node
     executing) are "backward", attributed to the module whose forward made the node (module

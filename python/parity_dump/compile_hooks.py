@@ -42,7 +42,7 @@ def supported():
             from torch._dynamo.output_graph import OutputGraph as graph
             from torch._logging._internal import trace_log as log
             from torch.utils._python_dispatch import TorchDispatchMode
-        except ImportError:  # torch 1.13: no dynamo
+        except Exception:  # pylint: disable=broad-except  # torch 1.13: no dynamo
             return False
         if not (hasattr(graph, "call_user_compiler")
                 and hasattr(TorchDispatchMode, "ignore_compile_internals")):
@@ -118,14 +118,20 @@ def _region_of(fn):
 
 
 def _call_user_compiler(self, gm, *args, **kwargs):
-    """OutputGraph.call_user_compiler while installed: the backend's callable, wrapped."""
-    cid = torch._guards.CompileContext.current_compile_id()
-    if cid is None or _in_hop_compile() or getattr(self, "export", False):
-        return _STATE["original"](self, gm, *args, **kwargs)
-    ident = _ident(getattr(cid, "compiled_autograd_id", None), cid.frame_id,
-                   cid.frame_compile_id)
-    texts = _STATE["texts"][ident] = {}  # AOTAutograd's graphs arrive by the trace log
-    fn = _STATE["original"](self, gm, *args, **kwargs)
+    """OutputGraph.call_user_compiler while installed: the backend's callable, wrapped (as
+    it is where anything here fails: the hook never breaks a compile)."""
+    original, ident = _STATE["original"], None
+    try:
+        cid = torch._guards.CompileContext.current_compile_id()
+        if cid is not None and not _in_hop_compile() and not getattr(self, "export", False):
+            ident = _ident(getattr(cid, "compiled_autograd_id", None), cid.frame_id,
+                           cid.frame_compile_id)
+            texts = _STATE["texts"][ident] = {}  # AOTAutograd's graphs come by the trace log
+    except Exception:  # pylint: disable=broad-except
+        ident = None
+    fn = original(self, gm, *args, **kwargs)
+    if ident is None:
+        return fn
     try:
         from torch.fx._lazy_graph_module import _LazyGraphModule
         lazy = fn if isinstance(fn, _LazyGraphModule) else getattr(fn, "__self__", None)
@@ -133,9 +139,9 @@ def _call_user_compiler(self, gm, *args, **kwargs):
             _LazyGraphModule.force_recompile(lazy)
         texts["dynamo"] = gm.print_readable(print_output=False)
         names = [str(n.target) for n in gm.graph.nodes if n.op == "placeholder"]
+        return _wrap(fn, Region(ident, _backend_name(self.compiler_fn), names, texts))
     except Exception:  # pylint: disable=broad-except
-        names = []
-    return _wrap(fn, Region(ident, _backend_name(self.compiler_fn), names, texts))
+        return fn
 
 
 class _TraceHandler(logging.Handler):
@@ -150,6 +156,9 @@ class _TraceHandler(logging.Handler):
                                                meta.get("frame_compile_id")))
             if texts is not None:
                 texts[_AOT[kind]] = record.payload
+
+    def handleError(self, record):  # never a traceback on stderr for a graph not taken
+        pass
 
 
 _HANDLER = _TraceHandler()
@@ -195,20 +204,24 @@ def adopt():
     """Wraps the graphs dynamo compiled before install() (their globals, in any module but
     higher-order ops' own). Returns [(globals, name, original, wrapper)] for restore()."""
     adopted, ids = [], None
-    for modname, module in list(sys.modules.items()):
-        scope = getattr(module, "__dict__", None)
-        if not isinstance(scope, dict) or str(modname).startswith(_HOP_MODULES):
-            continue
-        for name in [k for k in scope if isinstance(k, str) and k.startswith("__compiled_fn_")]:
-            original = scope[name]
-            if _region_of(original) is not None or not callable(original):
+    try:
+        for modname, module in list(sys.modules.items()):
+            scope = getattr(module, "__dict__", None)
+            if not isinstance(scope, dict) or str(modname).startswith(_HOP_MODULES):
                 continue
-            ids = _cache_ids() if ids is None else ids
-            ident, backend = ids.get(name, (name.rsplit("_", 5)[0].strip("_"), "unknown"))
-            region = Region(ident, backend, [], {}, before_start=True)
-            wrapper = torch._dynamo.disable(_wrap(original, region))  # dynamo must not trace it
-            scope[name] = wrapper
-            adopted.append((scope, name, original, wrapper))
+            for name in [k for k in scope
+                         if isinstance(k, str) and k.startswith("__compiled_fn_")]:
+                original = scope[name]
+                if _region_of(original) is not None or not callable(original):
+                    continue
+                ids = _cache_ids() if ids is None else ids
+                ident, backend = ids.get(name, (name.rsplit("_", 5)[0].strip("_"), "unknown"))
+                region = Region(ident, backend, [], {}, before_start=True)
+                wrapper = torch._dynamo.disable(_wrap(original, region))  # not to be traced
+                scope[name] = wrapper
+                adopted.append((scope, name, original, wrapper))
+    except Exception:  # pylint: disable=broad-except  # a module that can't be read: as found
+        pass
     return adopted
 
 

@@ -73,10 +73,42 @@ def settings():
         "autocast_gpu_dtype": _safe(lambda: _autocast_dtype("cuda")),
         "autocast_cpu": _safe(lambda: _autocast_enabled("cpu")),
         "autocast_cpu_dtype": _safe(lambda: _autocast_dtype("cpu")),
+        "deterministic_warn_only":
+            _safe(lambda: bool(torch.is_deterministic_algorithms_warn_only_enabled())),
         "default_dtype": str(torch.get_default_dtype()).replace("torch.", ""),
         "num_threads": torch.get_num_threads(),
         "preferred_blas_library": _safe(lambda: str(torch.backends.cuda.preferred_blas_library())),
     }
+    out.update(precision_settings())
+    return {k: v for k, v in out.items() if v is not None}
+
+
+# torch 2.x's precision switches (absent from 1.13): fp32_precision per backend and
+# operation ("ieee", "tf32", "bf16" or "none": inherit the parent's; torch 2.9 on), and the
+# scaled-dot-product-attention kernels enabled (sdp_<kernel>, the CUDA/ROCm backends' choice).
+_FP32_PRECISION = ("", "cuda.matmul", "cudnn", "cudnn.conv", "cudnn.rnn", "mkldnn",
+                   "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
+_SDP = ("flash", "mem_efficient", "math", "cudnn")
+
+
+def precision_settings():
+    """{"fp32_precision[.<backend>]": ..., "sdp_<kernel>": bool,
+    "sdp_fp16_bf16_reduction_math": bool}, each absent where the installed torch has no such
+    switch."""
+    out = {}
+    backends = torch.backends
+    for path in _FP32_PRECISION:
+        def get(path=path):
+            node = backends
+            for part in filter(None, path.split(".")):
+                node = getattr(node, part)
+            return str(node.fp32_precision)
+        out["fp32_precision" + ("." + path if path else "")] = _safe(get)
+    cuda = backends.cuda
+    for kernel in _SDP:
+        out["sdp_" + kernel] = _safe(lambda k=kernel: bool(getattr(cuda, k + "_sdp_enabled")()))
+    out["sdp_fp16_bf16_reduction_math"] = _safe(
+        lambda: bool(cuda.fp16_bf16_reduction_math_sdp_allowed()))
     return {k: v for k, v in out.items() if v is not None}
 
 

@@ -86,8 +86,8 @@ class Compiled(unittest.TestCase):
         self.tmp.cleanup()
         torch._dynamo.reset()
 
-    def train(self, make, backend, out=None, steps=2, compile_first=False, **kwargs):
-        """`steps` SGD steps (momentum: foreach optimizer ops) of torch.compile(make()),
+    def train(self, make, backend, out=None, compile_first=False, **kwargs):
+        """Two SGD steps (momentum: foreach optimizer ops) of torch.compile(make()),
         captured into `out` when given (compile_first: one forward compiled before the
         capture starts). Returns (results, x, the last output): results are the losses, the
         last step's gradients and the parameters and buffers after it."""
@@ -99,10 +99,12 @@ class Compiled(unittest.TestCase):
         target = torch.randn(6, 4)
         if compile_first:  # a forward (BatchNorm's statistics move, with or without capture)
             compiled(x)
+        counters = torch._dynamo.utils.counters["stats"]
+        graphs = counters["unique_graphs"]
         cap = parity_dump.capture(model, out, optimizer=opt, **kwargs).start() if out else None
         losses = []
         try:
-            for _ in range(steps):
+            for _ in range(2):
                 opt.zero_grad(set_to_none=True)
                 y = compiled(x)
                 loss = (y - target).square().mean()
@@ -115,6 +117,7 @@ class Compiled(unittest.TestCase):
         finally:
             if cap is not None:
                 cap.stop()
+        self.graphs_compiled = counters["unique_graphs"] - graphs  # from start() on
         state = [t.detach().clone() for t in model.state_dict().values()]
         return losses + grads + state, x, y.detach()
 
@@ -130,12 +133,12 @@ class Compiled(unittest.TestCase):
     def check_model(self, backend):
         plain = self.train(Net, backend)[0]
         torch._dynamo.reset()
-        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
         out = os.path.join(self.tmp.name, backend)
         captured, x, y = self.train(Net, backend, out)
         self.same(plain, captured)
-        # It really ran compiled: dynamo compiled under the capture, and regions ran.
-        self.assertGreater(torch._dynamo.utils.counters["stats"]["unique_graphs"], graphs)
+        # It really ran compiled: dynamo compiled one graph under the capture (no graph
+        # break, no recompile), and its regions ran (below).
+        self.assertEqual(self.graphs_compiled, 1)
         recs, manifest = read(out)
         self.check_no_inner_ops(recs)
         regions = [r for r in recs if r["op"] == "compiled_region"]
@@ -210,14 +213,29 @@ class Compiled(unittest.TestCase):
         torch._dynamo.reset()
         out = os.path.join(self.tmp.name, "before")
         self.same(plain, self.train(Net, "aot_eager", out, compile_first=True)[0])
+        self.assertEqual(self.graphs_compiled, 0)  # the capture made dynamo recompile nothing
         recs, manifest = read(out)
         self.check_no_inner_ops(recs)
-        self.assertEqual(
-            [r["pass"] for r in recs if r["op"] == "compiled_region" and r["step"] == 0],
-            ["forward", "backward"])
+        regions = [r for r in recs if r["op"] == "compiled_region" and r["step"] == 0]
+        self.assertEqual([r["pass"] for r in regions], ["forward", "backward"])
+        self.assertEqual(regions[0]["inputs"][0]["arg"], "arg0")
+        self.assertNotIn("graph", regions[0]["attrs"])
         entries = manifest["compiled"]["regions"]
-        self.assertTrue(entries and all(e.get("compiled_before_start") for e in entries))
+        self.assertEqual(len(entries), 1)
+        self.assertTrue(entries[0]["compiled_before_start"])
         self.assertEqual(entries[0]["graphs"], {})
+
+    def test_compiled_outside_the_window(self):
+        # Compiled in step 0, which is not captured: the hooks are in place from start().
+        out = os.path.join(self.tmp.name, "window")
+        self.train(Net, "aot_eager", out, steps=[1])
+        recs, manifest = read(out)
+        self.assertEqual({r["step"] for r in recs}, {1})
+        self.check_no_inner_ops(recs)
+        entry, = manifest["compiled"]["regions"]
+        self.assertEqual(entry["calls"], {"forward": 1, "backward": 1})
+        self.assertNotIn("compiled_before_start", entry)
+        self.assertEqual(sorted(entry["graphs"]), ["backward", "dynamo", "forward"])
 
     def test_eager_mode(self):
         out = os.path.join(self.tmp.name, "eager")
