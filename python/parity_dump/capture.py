@@ -12,7 +12,6 @@ dbg.step(); ...; dbg.stop().
 """
 import collections
 import contextlib
-import fnmatch
 import os
 import time
 
@@ -24,7 +23,9 @@ from .compiled import Regions
 from .dumpdir import RecordsFile, prepare, write_manifest
 from .manifest import manifest
 from .modes import DispatchMode, EagerDispatchMode, leave_dispatch_mode
+from .passes import PassHooks
 from .scopes import Scopes
+from .selection import Patterns, listed, rank_and_world, window
 from .tensors import BATCH, MODES, Hasher, TensorWriter, hash_function, storage_address
 
 LEVELS = ("aten", "modules")
@@ -42,36 +43,6 @@ def paused():
         _PAUSED[0] -= 1
 
 
-def _rank_and_world(rank):
-    dist = getattr(torch, "distributed", None)
-    r, w = 0, 1
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        r, w = dist.get_rank(), dist.get_world_size()
-    if rank is not None:
-        r = int(rank)
-    return r, w
-
-
-class _Patterns:
-    """fnmatch globs: a pattern starting with "!" excludes; a name is selected when it matches
-    no exclusion and, if there are inclusions, at least one of them."""
-
-    def __init__(self, patterns):
-        if isinstance(patterns, str):
-            patterns = [patterns]
-        patterns = list(patterns or [])
-        self.include = [p for p in patterns if not p.startswith("!")]
-        self.exclude = [p[1:] for p in patterns if p.startswith("!")]
-        self.everything = not patterns
-
-    def __call__(self, name):
-        if self.everything:
-            return True
-        if any(fnmatch.fnmatchcase(name, p) for p in self.exclude):
-            return False
-        return not self.include or any(fnmatch.fnmatchcase(name, p) for p in self.include)
-
-
 class _BusyScope:
     """`with capture.busy_scope:` marks a block as the capture's own work (saving, hashing,
     records), whose ops are not recorded."""
@@ -87,7 +58,7 @@ class _BusyScope:
         self.capture.busy = False
 
 
-class Capture:
+class Capture(PassHooks):
     """One capture into one dump directory (per rank).
 
     Args:
@@ -195,8 +166,8 @@ class Capture:
         self.window = steps
         self.every = None if every is None else int(every)
         self.ops_spec = ops
-        self.select_op = _Patterns(ops) if level == "aten" else None
-        self.select_module = _Patterns(modules)
+        self.select_op = Patterns(ops) if level == "aten" else None
+        self.select_module = Patterns(modules)
         self.modules_spec = modules
         self.save_grads = save_grads
         self.save_optimizer_state = save_optimizer_state
@@ -214,7 +185,7 @@ class Capture:
         self."""
         if self.started:
             raise RuntimeError("this Capture was already started")
-        self.rank, self.world_size = _rank_and_world(self.rank_arg)
+        self.rank, self.world_size = rank_and_world(self.rank_arg)
         self.dir = prepare(self.out, self.rank, self.world_size)
         self.started = True
         self.records = RecordsFile(self.dir)
@@ -265,9 +236,9 @@ class Capture:
             "version": 2, "level": self.level, "rank": self.rank,
             "world_size": self.world_size, "mode": self.mode, "hash": self.hash, "omitted": {},
             "steps": [],
-            "capture": {"backward": self.backward, "ops": _listed(self.ops_spec),
-                        "modules": _listed(self.modules_spec), "max_bytes": self.max_bytes,
-                        "steps": _window(self.window), "every": self.every,
+            "capture": {"backward": self.backward, "ops": listed(self.ops_spec),
+                        "modules": listed(self.modules_spec), "max_bytes": self.max_bytes,
+                        "steps": window(self.window), "every": self.every,
                         "optimizer": bool(self.optimizers), "scaler": self.scaler is not None,
                         "save_grads": self.save_grads,
                         "save_optimizer_state": self.save_optimizer_state}})
@@ -409,59 +380,6 @@ class Capture:
         if self.modules_recorder is not None:
             self.modules_recorder.remove()
         self.scopes.remove()
-
-    def _patch_autograd(self):
-        for name in ("backward", "grad"):
-            orig = getattr(torch.autograd, name)
-            self.saved_autograd[name] = orig
-            setattr(torch.autograd, name, self._in_backward(orig))
-
-    def _in_backward(self, orig):
-        def wrapper(*args, **kwargs):
-            self.in_backward += 1
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                self.in_backward -= 1
-                if not self.in_backward:
-                    self.scopes.node_stack.clear()
-        wrapper.__wrapped__ = orig
-        wrapper.__doc__ = orig.__doc__
-        wrapper.__name__ = orig.__name__
-        return wrapper
-
-    def _hook_optimizer(self, opt):
-        if hasattr(opt, "register_step_pre_hook") and hasattr(opt, "register_step_post_hook"):
-            pre = opt.register_step_pre_hook(lambda o, args, kwargs: self._optimizer_enter())
-            post = opt.register_step_post_hook(lambda o, args, kwargs: self._optimizer_exit(o))
-            self.saved_hooks.append(pre.remove)
-            self.saved_hooks.append(post.remove)
-            return
-        had = "step" in opt.__dict__
-        previous = opt.__dict__.get("step")
-        inner = opt.step
-
-        def step(*args, **kwargs):
-            if not self.active:
-                return inner(*args, **kwargs)
-            self._optimizer_enter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                self._optimizer_exit(opt)
-
-        opt.step = step
-
-        def undo():
-            if opt.__dict__.get("step") is step:  # else someone wrapped ours: leave theirs
-                if had:
-                    opt.step = previous
-                else:
-                    del opt.step
-        self.saved_hooks.append(undo)
-
-    def _optimizer_enter(self):
-        self.in_optimizer += 1
 
     def _optimizer_exit(self, opt):
         self.in_optimizer = max(0, self.in_optimizer - 1)
@@ -679,46 +597,6 @@ class Capture:
             self._emit(record)
             return result
 
-    def _param_name(self, p, group, index):
-        return self.param_names.get(id(p)) or "param%d.%d" % (group, index)
-
-    def _save_optimizer(self, opt):
-        for g, group in enumerate(opt.param_groups):
-            for i, p in enumerate(group["params"]):
-                pname = self._param_name(p, g, i)
-                if self.save_grads and p.grad is not None:
-                    record = self._head(pname + ".grad", pname, "grad", "", "optimizer", {})
-                    record.update(inputs=[], params={}, outputs=[
-                        self.writer.entry(p.grad, record["seq"], "out0")])
-                    self._emit(record)
-                if self.save_optimizer_state:
-                    for key, value in opt.state.get(p, {}).items():
-                        record = self._head("%s.%s" % (pname, key), pname, "optimizer_state",
-                                            "", "optimizer", {"key": str(key)})
-                        record.update(inputs=[], params={}, outputs=[])
-                        if isinstance(value, torch.Tensor):
-                            record["outputs"].append(
-                                self.writer.entry(value, record["seq"], "out0"))
-                        else:
-                            aten.put_attr(record["attrs"], "value", value)
-                        self._emit(record)
-
-
-def _listed(spec):
-    if spec is None:
-        return None
-    return [spec] if isinstance(spec, str) else list(spec)
-
-
-def _window(steps):
-    if steps is None:
-        return None
-    if isinstance(steps, range):
-        return {"start": steps.start, "stop": steps.stop, "step": steps.step}
-    try:
-        return sorted(int(s) for s in steps)
-    except TypeError:
-        return str(steps)
 
 
 def capture(model, out_dir, ops=None, backward=None, max_bytes=None, timing=False, rank=None,
