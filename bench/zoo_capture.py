@@ -7,11 +7,14 @@ the stats-mode capture's step time against the uncaptured step, and the dump's s
 
     PYTHONPATH=python $(scripts/venv) bench/zoo_capture.py [--workloads hf-llama,...]
         [--size tiny] [--steps 5] [--rounds 3] [--mode stats] [--threads 1] [--dir DIR]
+        [--compile]
 
 Each round runs every workload uncaptured and captured for --steps steps from the same start
 (one warm-up step outside the timing); the figure is the median step time over all rounds.
 "op calls" counts every aten call the capture's dispatch mode saw in one step, recorded or
-not (the records are the calls left once views and allocations are omitted).
+not (the records are the calls left once views and allocations are omitted). --compile runs
+each model under torch.compile (inductor; compiled in the warm-up step, before the capture
+starts): the capture then records each compiled region's execution as one record.
 """
 import argparse
 import json
@@ -36,11 +39,13 @@ def dir_size(path):
                for base, _, files in os.walk(path) for f in files)
 
 
-def steps_of(name, size, steps, out=None, mode="stats"):
+def steps_of(name, size, steps, out=None, mode="stats", compile_model=False):
     """Per-step wall times of `steps` steps after a warm-up step; captured into `out` when
     given. Returns (times, records per step, omitted calls per step)."""
     w = parity_workloads.get(name, size=size, seed=0)
     opt = w.make_optimizer()
+    if compile_model:
+        w.model = torch.compile(w.model)
     batches = list(w.batches(steps + 1))
     torch.manual_seed(0)
     w.train_step(w.model, batches[0], opt)
@@ -73,23 +78,26 @@ def main():
     ap.add_argument("--mode", default="stats", choices=("stats", "tensors"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--dir", default=None, help="where the dumps go")
+    ap.add_argument("--compile", action="store_true", help="torch.compile each model")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     names = [n for n in args.workloads.split(",") if n]
     unknown = [n for n in names if n not in registry.all_names()]
     if unknown:
         ap.error("unknown workload(s): %s" % ", ".join(unknown))
-    print("torch %s, python %s, %s, %d thread(s), size %s, %d rounds x %d steps, mode %s"
+    print("torch %s, python %s, %s, %d thread(s), size %s, %d rounds x %d steps, mode %s%s"
           % (torch.__version__, platform.python_version(), platform.processor() or
-             platform.machine(), args.threads, args.size, args.rounds, args.steps, args.mode))
+             platform.machine(), args.threads, args.size, args.rounds, args.steps, args.mode,
+             ", torch.compile (inductor)" if args.compile else ""))
     rows = []
     for name in names:
         plain, captured, records, omitted, sizes = [], [], None, None, []
         for _ in range(args.rounds):
-            plain += steps_of(name, args.size, args.steps)[0]
+            plain += steps_of(name, args.size, args.steps, compile_model=args.compile)[0]
             out = tempfile.mkdtemp(prefix="zoo_%s_" % name, dir=args.dir)
             shutil.rmtree(out)
-            times, records, omitted = steps_of(name, args.size, args.steps, out, args.mode)
+            times, records, omitted = steps_of(name, args.size, args.steps, out, args.mode,
+                                               args.compile)
             captured += times
             sizes.append(dir_size(out) / args.steps)
             shutil.rmtree(out)
@@ -97,7 +105,7 @@ def main():
         rows.append((name, records + omitted, records, p * 1e3, c * 1e3, c / p,
                      statistics.median(sizes) / 1e6))
         print("%-14s op calls %7.0f  records %7.0f  uncaptured %8.2f ms  %s %8.2f ms  "
-              "x%.2f  dump %.2f MB/step" % (name, *rows[-1][1:5], args.mode, *rows[-1][5:]),
+              "x%.2f  dump %.2f MB/step" % (name, *rows[-1][1:4], args.mode, *rows[-1][4:]),
               flush=True)
     print("\n| workload | aten op calls per step | records per step | uncaptured step (ms) "
           "| %s step (ms) | × uncaptured | dump per step |" % args.mode)

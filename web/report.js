@@ -672,6 +672,7 @@
         ["passed", ev.passed],
         ["failed", ev.failed],
         ["structural", ev.structural],
+        ["not compared", ev.not_compared],
         ["tolerance", ev.tolerance],
         ["first divergence", ev.first_divergence],
         ["baseline dump", ev.baseline_dump],
@@ -778,6 +779,7 @@
     const groups = { pass: [], fail: [], zero: [], none: [] };
     const yAt = [];
     tensors.forEach((t, i) => {
+      if (t.not_compared === true) return; // neither passed nor failed: no point to chart
       const x = xOf(t, i);
       if (isNum(t.ratio)) {
         yAt[i] = t.ratio > 0 ? t.ratio : zeroY;
@@ -902,9 +904,16 @@
   }
 
   function worstTensors(box, tensors) {
-    const failing = tensors.filter((t) => t.pass === false);
+    const failing = tensors.filter((t) => t.pass === false && t.not_compared !== true);
     if (!failing.length) {
-      box.appendChild(notice("All " + tensors.length + " listed tensors are within tolerance."));
+      const skipped = tensors.filter((t) => t.not_compared === true).length;
+      box.appendChild(
+        notice(
+          skipped
+            ? "No listed tensor failed; " + skipped + " of " + tensors.length + " not compared."
+            : "All " + tensors.length + " listed tensors are within tolerance.",
+        ),
+      );
       return;
     }
     const rank = (t) => (t.structural === true ? Infinity : isNum(t.ratio) ? t.ratio : -1);

@@ -29,13 +29,14 @@ Json TensorEntry(std::size_t order, const TensorResult& t) {
             {"dtype", t.dtype},
             {"pass", t.pass},
             {"structural", t.structural},
+            {"not_compared", t.not_compared},
             {"tolerance", ToleranceSummary(t)}};
   if (t.metrics) {
     e["max_abs"] = Finite(t.metrics->max_abs);
     e["rmse"] = Finite(t.metrics->rmse());
     e["max_rel"] = Finite(t.metrics->max_rel);
   }
-  e["ratio"] = t.structural ? Json() : Finite(t.severity);
+  e["ratio"] = t.structural || t.not_compared ? Json() : Finite(t.severity);
   if (!t.pass) e["reason"] = t.reason;
   return e;
 }
@@ -103,6 +104,7 @@ CriterionResult Judge(const AcceptInput& input, const StagePair& pair) {
   e["passed"] = report->passed;
   e["failed"] = report->failed;
   e["structural"] = report->structural;
+  e["not_compared"] = report->not_compared;
   e["first_divergence"] = report->first_divergence ? Json(*report->first_divergence) : Json();
   e["warnings"] = report->warnings;
   Json tensors = Json::array();
@@ -134,9 +136,26 @@ CriterionResult Judge(const AcceptInput& input, const StagePair& pair) {
   e["origins"] = Json::array();
 
   const int64_t bad = report->failed;
+  if (bad == 0 && report->passed == 0 && report->not_compared > 0) {  // nothing to pass
+    r.status = Verdict::kSkip;
+    r.reason = fmt::format("none of the {} tensors could be compared", report->tensors.size());
+    for (const TensorResult& t : report->tensors) {
+      if (t.not_compared) {
+        r.reason += fmt::format(" (the first, {}: {})", t.name, t.reason);
+        break;
+      }
+    }
+    return r;
+  }
   if (bad == 0) {
     r.status = Verdict::kPass;
-    r.reason = fmt::format("{} tensors, every one within its tolerance", report->tensors.size());
+    r.reason =
+        report->not_compared == 0
+            ? fmt::format("{} tensors, every one within its tolerance", report->tensors.size())
+            : fmt::format(
+                  "{} tensors compared, every one within its tolerance; {} not compared "
+                  "(tensors the dumps do not hold, or complex)",
+                  report->passed, report->not_compared);
     return r;
   }
   r.status = Verdict::kFail;

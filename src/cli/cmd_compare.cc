@@ -25,7 +25,9 @@ int RunCompare(int argc, char** argv) {
       "distances, NaN/Inf mismatches...) and a verdict against a tolerance; by default (--tol "
       "auto) the tolerance is derived from the dtype's unit roundoff, the op's reduction length "
       "K and the magnitude of its summands: lambda*sqrt(K)*u. B is the reference for relative "
-      "measures. Exit 0 when every pair passes, 1 when any fails.",
+      "measures. A pair with a tensor parity does not compare (one a dump does not hold, "
+      "a complex dtype) is SKIP, not compared, with the reason: neither passed nor failed. Exit "
+      "0 when no pair fails, 1 when any fails.",
       &common);
   app->add_option("a", options.a, "baseline: file, directory or dump directory")->required();
   app->add_option("b", options.b, "candidate, of the same kind")->required();

@@ -23,8 +23,10 @@ int RunExplain(int argc, char** argv) {
       "within-rounding, reduced-precision (tf32/bf16/fp16, inferred by the grid test and by "
       "replays with rounded inputs), rng-divergence (dropout masks that differ but agree in "
       "rate), nonfinite (NaN/Inf first appears here), inherited (accurate on its own inputs), "
-      "algorithmic (beyond every bound, reproduced by no precision variant) or structural. "
-      "Origins (labels other than identical, within-rounding and inherited) come first, after "
+      "algorithmic (beyond every bound, reproduced by no precision variant), structural, or "
+      "not-judged (a tensor the dumps do not hold, or statistics that cannot tell; never an "
+      "origin). Origins (labels other than identical, within-rounding, inherited and "
+      "not-judged) come first, with the user's source line where recorded, after "
       "what each dump covers and, for version 2 dumps, the first step whose generator states "
       "differ and the GradScaler's scales and skipped steps on each side. Exit 1 "
       "when an origin or an input-data difference is found, 0 otherwise.",

@@ -65,7 +65,8 @@ Status ApplySummandScale(const Entry& e, Tolerance* t) {
     PARITY_ASSIGN_OR_RETURN(Tensor tensor, e.dump->Load(r, ref));
     params.emplace_back(key, std::move(tensor));
   }
-  PARITY_ASSIGN_OR_RETURN(std::optional<double> scale, SummandScale(r.op, *t->k, inputs, params, r.attrs));
+  PARITY_ASSIGN_OR_RETURN(std::optional<double> scale,
+                          SummandScale(r.op, *t->k, inputs, params, r.attrs));
   if (scale) {
     t->needs_output_scale = false;
     t->scale = *scale;
@@ -155,15 +156,19 @@ Status CompareStats(const EntryPair& pair, Tolerance t, TensorResult* r) {
   check("l2", a.l2, b.l2,
         t.rtol * b.l2.value_or(0) + t.atol * std::sqrt(static_cast<double>(b.count)));
   r->stats_comparison = {{"statistics_only", true}, {"checks", checks}};
+  if (checks.empty()) {  // nothing to judge by: neither equal nor different
+    r->not_compared = true;
+    r->reason = "not compared: statistics only, and no statistic recorded on both sides";
+    return Status::Ok();
+  }
   r->tolerance = t;
-  r->pass = failures == 0 && !checks.empty();
+  r->pass = failures == 0;
   r->severity = r->pass ? 0.0 : 2.0;
-  r->reason = checks.empty() ? "statistics only, and no statistic recorded on both sides"
-              : r->pass      ? fmt::format("statistics only: {} statistics agree", checks.size())
-                             : fmt::format(
-                                   "statistics only: {} of {} statistics differ beyond "
-                                        "the tolerance",
-                                   failures, checks.size());
+  r->reason = r->pass ? fmt::format("statistics only: {} statistics agree", checks.size())
+                      : fmt::format(
+                            "statistics only: {} of {} statistics differ beyond "
+                            "the tolerance",
+                            failures, checks.size());
   return Status::Ok();
 }
 
@@ -269,7 +274,7 @@ Status CompareOne(const CompareOptions& options, const EntryPair& pair, const Si
   t.SetOutputScale(m.rms_b());
   r->tolerance = t;
   Judge(m, t, r);
-  if (pair.golden != nullptr && !pair.golden->stats_only() &&
+  if (pair.golden != nullptr && pair.golden->comparable() && !pair.golden->stats_only() &&
       pair.golden->meta.shape == pair.a->meta.shape && IsFloat(ta.dtype())) {
     PARITY_ASSIGN_OR_RETURN(Tensor tg, pair.golden->Load());
     PARITY_ASSIGN_OR_RETURN(GoldenError ea, ComputeGoldenError(ta, tg));
@@ -320,16 +325,23 @@ Result<CompareReport> CompareSides(const CompareOptions& options, const Side& a,
     TensorResult r;
     r.name = pair.name;
     const Entry& any = pair.a != nullptr ? *pair.a : *pair.b;
-    r.dtype = std::string(Name(any.meta.dtype));
+    r.dtype = any.DTypeName();
     r.shape = any.meta.shape;
+    r.shape_known = any.ref == nullptr || any.ref->shape_known;
     if (!pair.structural.empty()) {
       r.structural = true;
       r.reason = "structural: " + pair.structural;
       r.severity = kInf;
+    } else if (!pair.not_compared.empty()) {
+      // Never judged by what is absent: a not-stored side has neither data nor statistics.
+      r.not_compared = true;
+      r.reason = "not compared: " + pair.not_compared;
     } else {
       PARITY_RETURN_IF_ERROR(CompareOne(options, pair, a, b, golden != nullptr, &r));
     }
-    if (r.pass) {
+    if (r.not_compared) {
+      ++report.not_compared;
+    } else if (r.pass) {
       ++report.passed;
     } else {
       ++report.failed;

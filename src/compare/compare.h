@@ -42,8 +42,12 @@ struct TensorResult {
   std::string name;
   std::string dtype;
   std::vector<int64_t> shape;
+  bool shape_known = true;  ///< false: a not-stored tensor recorded without a shape
   bool pass = false;
   bool structural = false;
+  /// Neither passed nor failed: a side parity does not compare (a tensor the dump does not
+  /// hold, a complex dtype); `reason` says which and why. Verdict "skip".
+  bool not_compared = false;
   std::string reason;  ///< one line
   std::optional<PairMetrics> metrics;
   std::optional<Tolerance> tolerance;
@@ -56,13 +60,15 @@ struct CompareReport {
   std::string a, b, golden;
   std::string kind;                   ///< "files", "directories" or "dumps"
   std::vector<TensorResult> tensors;  ///< in execution order (dumps) or file order
-  int64_t passed = 0, failed = 0, structural = 0;
+  /// passed + failed + not_compared = tensors; structural counts among the failed.
+  int64_t passed = 0, failed = 0, structural = 0, not_compared = 0;
   std::optional<std::string> first_divergence;  ///< dumps: the first failing tensor
   std::vector<std::string> warnings;
 };
 
-/// Opens both (three) inputs, pairs their tensors and judges each pair. Fails (exit 2) only on
-/// unreadable or malformed input; differences are results.
+/// Opens both (three) inputs, pairs their tensors and judges each pair: pass, fail, or (a side
+/// parity does not compare) not compared, which is neither. Fails (exit 2) only on unreadable
+/// or malformed input; differences are results.
 Result<CompareReport> RunCompare(const CompareOptions& options);
 
 /// RunCompare on sides already open (OpenSide, MemorySide): options.a, .b and .golden are not
@@ -71,7 +77,7 @@ Result<CompareReport> CompareSides(const CompareOptions& options, const Side& a,
                                    const Side* golden);
 
 /// The tolerance a tensor was judged by, short: "auto: atol 8.1e-06 rtol 8.2e-06 (K=512,
-/// float32)", "torch: ...", "golden", "-" for a structural mismatch.
+/// float32)", "torch: ...", "golden", "-" for a structural mismatch or a pair not compared.
 std::string ToleranceSummary(const TensorResult& result);
 
 /// {"format":"parity-compare","version":1,"summary":{...},"tensors":[...]}.

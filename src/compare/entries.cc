@@ -105,16 +105,37 @@ std::vector<std::pair<const Entry*, const Entry*>> PairDumpEntries(
   return out;
 }
 
+// A shape recorded on both sides (a not-stored tensor may lack one).
+bool ShapesKnown(const Entry* a, const Entry* b) {
+  return (a->ref == nullptr || a->ref->shape_known) && (b->ref == nullptr || b->ref->shape_known);
+}
+
 std::string Structural(const Entry* a, const Entry* b) {
   if (a == nullptr) return "present in B only";
   if (b == nullptr) return "present in A only";
-  if (a->meta.dtype != b->meta.dtype) {
-    return fmt::format("dtype differs: {} vs {}", Name(a->meta.dtype), Name(b->meta.dtype));
+  if (a->DTypeName() != b->DTypeName()) {
+    return fmt::format("dtype differs: {} vs {}", a->DTypeName(), b->DTypeName());
   }
-  if (a->meta.shape != b->meta.shape) {
+  if (a->meta.shape != b->meta.shape && ShapesKnown(a, b)) {
     return fmt::format("shape differs: {} vs {}", ShapeString(a->meta.shape),
                        ShapeString(b->meta.shape));
   }
+  return "";
+}
+
+// Why a pair of entries (both present) is not compared: "A: <reason>", "B: <reason>", or
+// "A and B: <reason>" when both sides give the same one; "" when both are comparable.
+std::string NotCompared(const Entry* a, const Entry* b) {
+  if (a == nullptr || b == nullptr) return "";
+  const bool in_a = !a->comparable(), in_b = !b->comparable();
+  if (in_a && in_b) {
+    if (a->ref->not_comparable == b->ref->not_comparable) {
+      return "A and B: " + a->ref->not_comparable;
+    }
+    return fmt::format("A: {}; B: {}", a->ref->not_comparable, b->ref->not_comparable);
+  }
+  if (in_a) return "A: " + a->ref->not_comparable;
+  if (in_b) return "B: " + b->ref->not_comparable;
   return "";
 }
 
@@ -304,6 +325,7 @@ Result<std::vector<EntryPair>> PairSides(const Side& a, const Side& b, const Sid
     }
     if (x && golden_of.count(x)) p.golden = golden_of[x];
     p.structural = Structural(x, y);
+    if (p.structural.empty()) p.not_compared = NotCompared(x, y);
     out.push_back(std::move(p));
   }
   return out;

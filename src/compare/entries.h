@@ -34,7 +34,15 @@ struct Entry {
   std::string slot;  ///< dumps: role and position in the record ("input.0", "param.weight")
   std::optional<Tensor> memory;  ///< in memory (the Python bindings' arrays): what Load returns
 
-  bool stats_only() const { return ref != nullptr && !ref->has_data(); }
+  /// Whether parity compares it: false for a dump's tensor it does not hold or of a complex
+  /// dtype (ref->not_comparable says why).
+  bool comparable() const { return ref == nullptr || ref->comparable(); }
+  /// A comparable dump tensor recorded as statistics only.
+  bool stats_only() const { return ref != nullptr && ref->comparable() && !ref->has_data(); }
+  /// The dtype's name as recorded (a dump's complex64 or quint8 included).
+  std::string DTypeName() const {
+    return ref != nullptr ? ref->DTypeName() : std::string(Name(meta.dtype));
+  }
   /// Reads the data (checked against the dump record, for dumps). Not thread-safe.
   Result<Tensor> Load() const;
 };
@@ -57,13 +65,17 @@ Result<Side> OpenSide(const std::string& path);
 Side MemorySide(const std::string& name, Tensor tensor);
 
 /// Two (or three) entries that belong together, in execution order. A missing side, or a
-/// dtype or shape that differs, makes the pair structural.
+/// dtype or shape that differs, makes the pair structural; otherwise a side parity does not
+/// compare (a tensor the dump does not hold, a complex dtype) leaves it not compared.
 struct EntryPair {
   std::string name;
   const Entry* a = nullptr;
   const Entry* b = nullptr;
   const Entry* golden = nullptr;
   std::string structural;  ///< why the pair can't be compared elementwise; empty otherwise
+  /// Why the pair is not compared ("B: not stored: sparse_coo layout"); empty otherwise (and
+  /// always when structural).
+  std::string not_compared;
 };
 
 /// What the names of a dump record's tensors start with: "NAME.PASS.CALL", after "rank<R>."

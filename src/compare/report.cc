@@ -13,9 +13,18 @@
 namespace parity {
 namespace {
 
-constexpr std::size_t kAllRowsUpTo = 50;  // beyond this, the table shows failures and the
-constexpr std::size_t kPassingRows = 20;  // passing tensors closest to their tolerance
-constexpr std::size_t kHistograms = 3;    // failing tensors shown with an error histogram
+constexpr std::size_t kAllRowsUpTo = 50;       // beyond this, the table shows failures and the
+constexpr std::size_t kPassingRows = 20;       // passing tensors closest to their tolerance
+constexpr std::size_t kHistograms = 3;         // failing tensors shown with an error histogram
+constexpr std::size_t kNotComparedLines = 20;  // pairs not compared listed with their reasons
+
+// The verdict as JSON and CSV spell it.
+std::string_view Verdict(const TensorResult& r) {
+  return r.not_compared ? "skip" : r.pass ? "pass" : "fail";
+}
+
+// Table order: failing, then not compared, then passing.
+int Rank(const TensorResult& r) { return r.not_compared ? 1 : r.pass ? 2 : 0; }
 
 std::string Num(double v) {
   if (std::isnan(v)) return "nan";
@@ -33,13 +42,13 @@ std::string Csv(const std::string& field) {
   return quoted + "\"";
 }
 
-// Table rows: all tensors when few, else the failures and the passing tensors nearest to
-// failing; worst first.
+// Table rows: all tensors when few, else the failures, the pairs not compared and the passing
+// tensors nearest to failing; worst first.
 std::vector<const TensorResult*> Rows(const CompareReport& report, std::size_t* hidden) {
   std::vector<const TensorResult*> rows;
   for (const TensorResult& r : report.tensors) rows.push_back(&r);
   std::stable_sort(rows.begin(), rows.end(), [](const TensorResult* x, const TensorResult* y) {
-    if (x->pass != y->pass) return !x->pass;
+    if (Rank(*x) != Rank(*y)) return Rank(*x) < Rank(*y);
     return x->severity > y->severity;
   });
   *hidden = 0;
@@ -72,7 +81,7 @@ std::string Histogram(const PairMetrics& v) {
 }  // namespace
 
 std::string ToleranceSummary(const TensorResult& r) {
-  if (r.structural || !r.tolerance) return "-";
+  if (r.structural || r.not_compared || !r.tolerance) return "-";
   const Tolerance& t = *r.tolerance;
   if (r.golden) return fmt::format("golden");
   switch (t.criterion) {
@@ -95,6 +104,7 @@ Json CompareReportJson(const CompareReport& report) {
   summary["passed"] = report.passed;
   summary["failed"] = report.failed;
   summary["structural"] = report.structural;
+  summary["not_compared"] = report.not_compared;
   summary["first_divergence"] = report.first_divergence ? Json(*report.first_divergence) : Json();
   doc["a"] = report.a;
   doc["b"] = report.b;
@@ -107,7 +117,7 @@ Json CompareReportJson(const CompareReport& report) {
     Json t = Json::object();
     t["name"] = r.name;
     t["dtype"] = r.dtype;
-    t["shape"] = r.shape;
+    t["shape"] = r.shape_known ? Json(r.shape) : Json();
     if (r.metrics) {
       const Json metrics = MetricsJson(*r.metrics, r.shape);
       for (auto it = metrics.begin(); it != metrics.end(); ++it) t[it.key()] = it.value();
@@ -133,7 +143,8 @@ Json CompareReportJson(const CompareReport& report) {
                          {"ratio_histogram", r.metrics->ratio_histogram}};
     }
     t["structural"] = r.structural;
-    t["verdict"] = r.pass ? "pass" : "fail";
+    t["not_compared"] = r.not_compared;
+    t["verdict"] = Verdict(r);
     t["reason"] = r.reason;
     tensors.push_back(std::move(t));
   }
@@ -153,8 +164,12 @@ std::string CompareReportText(const CompareReport& report) {
                "max_ulp", "tolerance"},
               {false, false, false, false, true, true, true, true, true, false});
   for (const TensorResult* r : rows) {
-    std::vector<std::string> row = {r->pass ? "pass" : (r->structural ? "STRUCT" : "FAIL"), r->name,
-                                    r->dtype, ShapeString(r->shape)};
+    const std::string verdict = r->not_compared ? "SKIP"
+                                : r->pass       ? "pass"
+                                : r->structural ? "STRUCT"
+                                                : "FAIL";
+    std::vector<std::string> row = {verdict, r->name, r->dtype,
+                                    r->shape_known ? ShapeString(r->shape) : "?"};
     if (r->metrics) {
       const PairMetrics& m = *r->metrics;
       row.insert(row.end(), {Num(m.max_abs), Num(m.rmse()), Num(m.max_rel), Num(m.cosine()),
@@ -171,7 +186,7 @@ std::string CompareReportText(const CompareReport& report) {
   bool header = false;
   std::size_t histograms = 0;
   for (const TensorResult* r : rows) {
-    if (r->pass) continue;
+    if (r->pass || r->not_compared) continue;
     if (!header) {
       out += "\nFailures, worst first:\n";
       header = true;
@@ -182,11 +197,26 @@ std::string CompareReportText(const CompareReport& report) {
       if (++histograms == kHistograms) out += "  (--json has the histograms of every tensor)\n";
     }
   }
+  if (report.not_compared > 0) {
+    out += "\nNot compared (neither passed nor failed):\n";
+    std::size_t listed = 0;
+    for (const TensorResult& r : report.tensors) {
+      if (!r.not_compared) continue;
+      if (listed++ == kNotComparedLines) {
+        out += fmt::format("  ... and {} more (--json has all)\n",
+                           report.not_compared - static_cast<int64_t>(kNotComparedLines));
+        break;
+      }
+      out += fmt::format("  {}: {}\n", r.name, r.reason);
+    }
+  }
   if (report.first_divergence) {
     out += fmt::format("\nFirst divergence in execution order: {}\n", *report.first_divergence);
   }
-  out += fmt::format("\nSummary: {} tensor{}, {} passed, {} failed ({} structural)\n", n,
+  out += fmt::format("\nSummary: {} tensor{}, {} passed, {} failed ({} structural)", n,
                      n == 1 ? "" : "s", report.passed, report.failed, report.structural);
+  if (report.not_compared > 0) out += fmt::format(", {} not compared", report.not_compared);
+  out += "\n";
   return out;
 }
 
@@ -195,7 +225,8 @@ std::string CompareReportCsv(const CompareReport& report) {
       "name,verdict,dtype,shape,count,max_abs,mean_abs,rmse,max_rel,mean_rel,cosine,max_ulp,"
       "mean_ulp,nan_mismatch,inf_mismatch,identical,policy,rtol,atol,reason\n";
   for (const TensorResult& r : report.tensors) {
-    std::vector<std::string> f = {r.name, r.pass ? "pass" : "fail", r.dtype, ShapeString(r.shape)};
+    std::vector<std::string> f = {r.name, std::string(Verdict(r)), r.dtype,
+                                  r.shape_known ? ShapeString(r.shape) : ""};
     if (r.metrics) {
       const PairMetrics& m = *r.metrics;
       for (std::string v :

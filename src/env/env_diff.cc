@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "env/fingerprint.h"
 #include "env/knowledge.h"
 
 namespace parity::env {
@@ -75,17 +76,6 @@ const Relevance* RelevanceOf(const std::string& key) {
   return nullptr;
 }
 
-/// parity_dump's names of torch's settings, as the knowledge base names them.
-constexpr std::pair<std::string_view, std::string_view> kDumpNames[] = {
-    {"allow_tf32_matmul", "torch.backends.cuda.matmul.allow_tf32"},
-    {"allow_tf32_cudnn", "torch.backends.cudnn.allow_tf32"},
-    {"float32_matmul_precision", "torch.set_float32_matmul_precision"},
-    {"deterministic_algorithms", "torch.use_deterministic_algorithms"},
-    {"cudnn_deterministic", "torch.backends.cudnn.deterministic"},
-    {"cudnn_benchmark", "torch.backends.cudnn.benchmark"},
-    {"preferred_blas_library", "torch.backends.cuda.preferred_blas_library"},
-};
-
 /// The knowledge-base entry a key holds the value of: "...environment.NAME" or
 /// "...settings.NAME" (torch's settings, whose names have dots themselves).
 const Setting* EntryOf(const std::string& key) {
@@ -99,7 +89,7 @@ const Setting* EntryOf(const std::string& key) {
     if (at == std::string::npos) continue;
     const std::string name = key.substr(at + marker.size());
     if (const Setting* s = (*kb)->Find(name)) return s;
-    for (auto [dump, kb_name] : kDumpNames) {
+    for (auto [dump, kb_name] : DumpSettingNames()) {
       if (name == dump) return (*kb)->Find(kb_name);
     }
   }

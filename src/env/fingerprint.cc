@@ -106,21 +106,6 @@ Status CheckEnvDocument(const Json& doc, const std::string& path) {
   return Status::Ok();
 }
 
-/// parity_dump's names for torch's settings -> the knowledge base's.
-constexpr std::pair<std::string_view, std::string_view> kDumpSettings[] = {
-    {"allow_tf32_matmul", "torch.backends.cuda.matmul.allow_tf32"},
-    {"allow_tf32_cudnn", "torch.backends.cudnn.allow_tf32"},
-    {"float32_matmul_precision", "torch.set_float32_matmul_precision"},
-    {"deterministic_algorithms", "torch.use_deterministic_algorithms"},
-    {"cudnn_deterministic", "torch.backends.cudnn.deterministic"},
-    {"cudnn_benchmark", "torch.backends.cudnn.benchmark"},
-    {"preferred_blas_library", "torch.backends.cuda.preferred_blas_library"},
-    {"allow_fp16_reduced_precision_reduction",
-     "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction"},
-    {"allow_bf16_reduced_precision_reduction",
-     "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"},
-};
-
 std::string SettingText(const Json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_string()) return v.get<std::string>();
@@ -152,7 +137,7 @@ void MergeDumpManifest(const Json& manifest, Json& host) {
   if (fw.contains("settings") && fw["settings"].is_object()) {
     Json& settings = py["settings"];
     if (!settings.is_object()) settings = Json::object();
-    for (auto [dump_name, kb_name] : kDumpSettings) {
+    for (auto [dump_name, kb_name] : DumpSettingNames()) {
       const std::string key(dump_name);
       if (fw["settings"].contains(key) && !settings.contains(std::string(kb_name))) {
         settings[std::string(kb_name)] = SettingText(fw["settings"][key]);
@@ -322,6 +307,42 @@ Result<Json> ParseFingerprint(std::string_view text, const std::string& path) {
                                    : fmt::format("format: '{}' is not a fingerprint (parity-env, "
                                                  "parity-bench, a bundle or a dump)",
                                                  format));
+}
+
+namespace {
+constexpr std::pair<std::string_view, std::string_view> kDumpSettings[] = {
+    {"allow_tf32_matmul", "torch.backends.cuda.matmul.allow_tf32"},
+    {"allow_tf32_cudnn", "torch.backends.cudnn.allow_tf32"},
+    {"float32_matmul_precision", "torch.set_float32_matmul_precision"},
+    {"deterministic_algorithms", "torch.use_deterministic_algorithms"},
+    {"cudnn_deterministic", "torch.backends.cudnn.deterministic"},
+    {"cudnn_benchmark", "torch.backends.cudnn.benchmark"},
+    {"preferred_blas_library", "torch.backends.cuda.preferred_blas_library"},
+    {"allow_fp16_reduced_precision_reduction",
+     "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction"},
+    {"allow_bf16_reduced_precision_reduction",
+     "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"},
+    {"deterministic_warn_only", "torch.is_deterministic_algorithms_warn_only_enabled"},
+    {"fp32_precision", "torch.backends.fp32_precision"},
+    {"fp32_precision.cuda.matmul", "torch.backends.cuda.matmul.fp32_precision"},
+    {"fp32_precision.cudnn", "torch.backends.cudnn.fp32_precision"},
+    {"fp32_precision.cudnn.conv", "torch.backends.cudnn.conv.fp32_precision"},
+    {"fp32_precision.cudnn.rnn", "torch.backends.cudnn.rnn.fp32_precision"},
+    {"fp32_precision.mkldnn", "torch.backends.mkldnn.fp32_precision"},
+    {"fp32_precision.mkldnn.matmul", "torch.backends.mkldnn.matmul.fp32_precision"},
+    {"fp32_precision.mkldnn.conv", "torch.backends.mkldnn.conv.fp32_precision"},
+    {"fp32_precision.mkldnn.rnn", "torch.backends.mkldnn.rnn.fp32_precision"},
+    {"sdp_flash", "torch.backends.cuda.flash_sdp_enabled"},
+    {"sdp_mem_efficient", "torch.backends.cuda.mem_efficient_sdp_enabled"},
+    {"sdp_math", "torch.backends.cuda.math_sdp_enabled"},
+    {"sdp_cudnn", "torch.backends.cuda.cudnn_sdp_enabled"},
+    {"autocast_gpu_dtype", "torch.get_autocast_dtype(cuda)"},
+    {"autocast_cpu_dtype", "torch.get_autocast_dtype(cpu)"},
+};
+}  // namespace
+
+std::span<const std::pair<std::string_view, std::string_view>> DumpSettingNames() {
+  return kDumpSettings;
 }
 
 }  // namespace parity::env

@@ -5,8 +5,10 @@
 #ifndef PARITY_ENV_FINGERPRINT_H_
 #define PARITY_ENV_FINGERPRINT_H_
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/json_util.h"
@@ -59,6 +61,11 @@ Json LibraryFingerprint(const FingerprintOptions& options);
 /// Without torch, "torch" is absent. kUnavailable when the interpreter can't run or its answer
 /// isn't the expected JSON.
 Result<Json> PythonFingerprint(const std::string& python);
+
+/// parity_dump's names of torch's settings (a dump manifest's framework.settings:
+/// "allow_tf32_matmul", "fp32_precision.cuda.matmul", "sdp_flash" ...) paired with the names
+/// PythonFingerprint and the knowledge base give them ("torch.backends.cuda.matmul.allow_tf32").
+std::span<const std::pair<std::string_view, std::string_view>> DumpSettingNames();
 
 /// The `parity-env` v1 document: {"format","version","tool","created","host": Fingerprint(),
 /// "devices": the backends and their devices as `parity devices` lists them}.

@@ -64,6 +64,24 @@ else:
         "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
             safe(lambda: m.allow_bf16_reduced_precision_reduction),
     }
+    # torch 2.x's precision switches: fp32_precision per backend and op (2.9 on), the SDPA
+    # kernels enabled, autocast's default dtypes, deterministic mode's warn-only flag.
+    for path in ("", "cuda.matmul", "cudnn", "cudnn.conv", "cudnn.rnn", "mkldnn",
+                 "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn"):
+        def prec(path=path):
+            node = torch.backends
+            for part in filter(None, path.split(".")):
+                node = getattr(node, part)
+            return str(node.fp32_precision)
+        s["torch.backends." + (path + "." if path else "") + "fp32_precision"] = safe(prec)
+    for kernel in ("flash", "mem_efficient", "math", "cudnn"):
+        s["torch.backends.cuda.%s_sdp_enabled" % kernel] = safe(
+            lambda k=kernel: getattr(torch.backends.cuda, k + "_sdp_enabled")())
+    for device in ("cuda", "cpu"):
+        s["torch.get_autocast_dtype(%s)" % device] = safe(
+            lambda d=device: str(torch.get_autocast_dtype(d)).replace("torch.", ""))
+    s["torch.is_deterministic_algorithms_warn_only_enabled"] = safe(
+        torch.is_deterministic_algorithms_warn_only_enabled)
     out["settings"] = {k: text(v) for k, v in s.items() if v is not None}
 print("PARITY-PROBE " + json.dumps(out))
 )PY";

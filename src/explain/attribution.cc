@@ -11,41 +11,26 @@
 #include "compare/tolerance.h"
 #include "core/dtype.h"
 #include "explain/precision.h"
+#include "explain/record_checks.h"
 #include "oracle/replay.h"
 
 namespace parity {
 namespace {
 
-// --- differences between the two sides -------------------------------------------------------
-
-struct Difference {
-  bool identical = true;  // same values, NaN at the same places
-  int64_t nonfinite_a = 0, nonfinite_b = 0;
-  bool nonfinite_mismatch = false;
-  double sum_sq = 0.0, a_sq = 0.0;
-
-  void Add(const Array& a, const Array& b) {
-    for (std::size_t j = 0; j < a.data.size() && j < b.data.size(); ++j) {
-      const double x = a.data[j], y = b.data[j];
-      const bool fx = std::isfinite(x), fy = std::isfinite(y);
-      nonfinite_a += !fx;
-      nonfinite_b += !fy;
-      if (!fx || !fy) {
-        const bool same = (std::isnan(x) && std::isnan(y)) || x == y;
-        if (!same) nonfinite_mismatch = true;
-        identical = identical && same;
-        continue;
-      }
-      identical = identical && x == y;
-      sum_sq += (x - y) * (x - y);
-      a_sq += x * x;
-    }
-  }
-  double rel() const {
-    if (a_sq > 0) return std::sqrt(sum_sq / a_sq);
-    return sum_sq > 0 ? INFINITY : 0.0;
-  }
-};
+using explain_internal::AttrDifference;
+using explain_internal::CompareMasks;
+using explain_internal::Difference;
+using explain_internal::ExplainFromStats;
+using explain_internal::ExplainNotComparable;
+using explain_internal::HasStatsOnly;
+using explain_internal::IsCastOp;
+using explain_internal::IsRandomOp;
+using explain_internal::MaskTest;
+using explain_internal::NotComparableTensors;
+using explain_internal::RateAgrees;
+using explain_internal::SamplesAgree;
+using explain_internal::Sci;
+using explain_internal::StructuralMismatch;
 
 bool AllFinite(const OpCall& call) {
   auto finite = [](const Array& a) {
@@ -55,8 +40,6 @@ bool AllFinite(const OpCall& call) {
          std::all_of(call.params.begin(), call.params.end(),
                      [&](const auto& p) { return finite(p.second); });
 }
-
-std::string Sci(double x) { return fmt::format("{:.2g}", x); }
 
 std::string MatchText(double rel_rmse) {
   return rel_rmse == 0.0 ? "exactly" : "to " + Sci(rel_rmse) + " (relative rms)";
@@ -138,241 +121,6 @@ std::string BoundText(const Tolerance& t) {
   if (t.criterion == Criterion::kBitwise) return "bitwise";
   if (t.k) return fmt::format("the float32 bound λ√K·u, K={}", *t.k);
   return "the float32 bound";
-}
-
-// --- structure -------------------------------------------------------------------------------
-
-std::string StructuralMismatch(const DumpRecord& a, const DumpRecord& b) {
-  if (a.op != b.op) return fmt::format("op '{}' in A, '{}' in B", a.op, b.op);
-  if (a.inputs.size() != b.inputs.size() || a.outputs.size() != b.outputs.size() ||
-      a.params.size() != b.params.size()) {
-    return fmt::format("A has {}/{}/{} inputs/params/outputs, B {}/{}/{}", a.inputs.size(),
-                       a.params.size(), a.outputs.size(), b.inputs.size(), b.params.size(),
-                       b.outputs.size());
-  }
-  auto check = [](const std::string& what, const DumpTensorRef& x,
-                  const DumpTensorRef& y) -> std::string {
-    if (x.shape != y.shape) {
-      return fmt::format("{} has shape {} in A, {} in B", what, ShapeString(x.shape),
-                         ShapeString(y.shape));
-    }
-    if (x.dtype != y.dtype && (!IsFloat(x.dtype) || !IsFloat(y.dtype))) {
-      return fmt::format("{} is {} in A, {} in B", what, Name(x.dtype), Name(y.dtype));
-    }
-    return "";
-  };
-  for (std::size_t i = 0; i < a.inputs.size(); ++i) {
-    if (auto s = check(fmt::format("input {}", i), a.inputs[i], b.inputs[i]); !s.empty()) return s;
-  }
-  for (std::size_t i = 0; i < a.params.size(); ++i) {
-    if (a.params[i].first != b.params[i].first) {
-      return fmt::format("param '{}' in A, '{}' in B", a.params[i].first, b.params[i].first);
-    }
-    if (auto s = check("param '" + a.params[i].first + "'", a.params[i].second, b.params[i].second);
-        !s.empty()) {
-      return s;
-    }
-  }
-  for (std::size_t i = 0; i < a.outputs.size(); ++i) {
-    if (auto s = check(fmt::format("output {}", i), a.outputs[i], b.outputs[i]); !s.empty()) {
-      return s;
-    }
-  }
-  return "";
-}
-
-bool HasStatsOnly(const DumpRecord& r) {
-  auto stats_only = [](const DumpTensorRef& ref) { return !ref.has_data(); };
-  return std::any_of(r.inputs.begin(), r.inputs.end(), stats_only) ||
-         std::any_of(r.outputs.begin(), r.outputs.end(), stats_only) ||
-         std::any_of(r.params.begin(), r.params.end(),
-                     [&](const auto& p) { return stats_only(p.second); });
-}
-
-// Records saved as statistics: judged on those (l2, NaN and Inf counts) alone. With
-// `digests` (both dumps name the same hash algorithm), two tensors that both carry a digest
-// are the same exactly when their digests are.
-void ExplainFromStats(const DumpRecord& a, const DumpRecord& b, bool digests, OpExplanation* e) {
-  e->replayed = false;
-  auto stats = [](const DumpTensorRef& ref) { return ref.stats.value_or(RecordedStats{}); };
-  bool digests_differ = false;
-  auto same = [&](const DumpTensorRef& x, const DumpTensorRef& y) {
-    const RecordedStats s = stats(x), t = stats(y);
-    if (digests && s.hash && t.hash) return *s.hash == *t.hash;
-    return s.min == t.min && s.max == t.max && s.mean == t.mean && s.l2 == t.l2 && s.nan == t.nan &&
-           s.inf == t.inf;
-  };
-  bool inputs_same = true;
-  for (std::size_t i = 0; i < a.inputs.size(); ++i) {
-    if (!a.inputs[i].has_data() || !b.inputs[i].has_data()) {
-      inputs_same = inputs_same && same(a.inputs[i], b.inputs[i]);
-    }
-  }
-  bool outputs_same = true, nonfinite_differs = false;
-  double l2_rel = 0.0;
-  for (std::size_t i = 0; i < a.outputs.size(); ++i) {
-    const RecordedStats s = stats(a.outputs[i]), t = stats(b.outputs[i]);
-    const bool same_output = same(a.outputs[i], b.outputs[i]);
-    outputs_same = outputs_same && same_output;
-    digests_differ = digests_differ || (digests && !same_output && s.hash && t.hash);
-    nonfinite_differs = nonfinite_differs || s.nan != t.nan || s.inf != t.inf;
-    if (s.l2 && t.l2 && *s.l2 > 0) l2_rel = std::max(l2_rel, std::fabs(*s.l2 - *t.l2) / *s.l2);
-  }
-  const std::string prefix = "compared on recorded statistics only (no tensor data)";
-  e->output_diff = l2_rel;
-  if (outputs_same) {
-    e->cause = Cause::kIdentical;
-    e->reason = prefix + ": equal statistics";
-  } else if (!inputs_same) {
-    e->cause = Cause::kInherited;
-    e->reason = prefix + ": its inputs' statistics already differ";
-  } else if (nonfinite_differs) {
-    e->cause = Cause::kNonfinite;
-    e->reason = prefix + ": NaN/Inf counts differ on equal input statistics";
-  } else if (l2_rel <= 1e-5) {
-    e->cause = Cause::kWithinRounding;
-    e->reason =
-        prefix + (l2_rel == 0.0 && digests_differ
-                      ? std::string(": output digests differ, their statistics agree")
-                      : fmt::format(": output l2 norms differ by {} (relative)", Sci(l2_rel)));
-  } else {
-    e->cause = Cause::kAlgorithmic;
-    e->reason = prefix + fmt::format(": output l2 norms differ by {} on equal input statistics",
-                                     Sci(l2_rel));
-  }
-}
-
-// The ops that only change a tensor's dtype (autocast inserts them on one side only).
-bool IsCastOp(std::string_view op) {
-  return op == "_to_copy" || op == "to" || op == "_autocast_to_reduced_precision" ||
-         op == "_autocast_to_full_precision";
-}
-
-// Attrs that say where or how a tensor is placed, not what is computed: two platforms differ
-// there by design.
-bool PlacementAttr(const std::string& key) {
-  static constexpr std::string_view kPlacement[] = {"device",        "pin_memory",   "layout",
-                                                    "memory_format", "non_blocking", "generator"};
-  return std::find(std::begin(kPlacement), std::end(kPlacement), key) != std::end(kPlacement);
-}
-
-// The attrs the two records give differently, "name A value, B value" each ("" when equal);
-// placement attrs are left out.
-std::string AttrDifference(const DumpRecord& a, const DumpRecord& b) {
-  std::string out;
-  for (const auto& [key, value] : a.attrs.items()) {
-    if (PlacementAttr(key)) continue;
-    const auto other = b.attrs.find(key);
-    const Json missing;
-    const Json& vb = other != b.attrs.end() ? *other : missing;
-    const bool same = value == vb || (value.is_number() && vb.is_number() &&
-                                      value.get<double>() == vb.get<double>());
-    if (same) continue;
-    if (!out.empty()) out += "; ";
-    out += fmt::format("{} A {}, B {}", key,
-                       value.dump(-1, ' ', false, Json::error_handler_t::replace),
-                       vb.dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-  for (const auto& [key, value] : b.attrs.items()) {
-    if (a.attrs.contains(key) || PlacementAttr(key)) continue;
-    if (!out.empty()) out += "; ";
-    out += fmt::format("{} A absent, B {}", key,
-                       value.dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-  return out;
-}
-
-// --- dropout: the RNG test -------------------------------------------------------------------
-
-struct MaskTest {
-  bool applies = false;  // training dropout with 0 < p < 1
-  double p = 0.0;
-  int64_t n = 0;         // positions where both inputs are non-zero
-  int64_t disagree = 0;  // of those, where one side dropped and the other kept
-  double rate_a = 0.0, rate_b = 0.0;
-};
-
-MaskTest CompareMasks(const OpCall& a, const OpCall& b) {
-  MaskTest m;
-  // PyTorch's defaults where an attr is absent or null (a replayed record has valid ones).
-  const auto p_it = a.attrs.find("p");
-  const auto training_it = a.attrs.find(a.op == "native_dropout" ? "train" : "training");
-  const double p = p_it != a.attrs.end() && p_it->is_number() ? p_it->get<double>() : 0.5;
-  const bool training =
-      training_it == a.attrs.end() || !training_it->is_boolean() || training_it->get<bool>();
-  if (!training || !(p > 0.0 && p < 1.0) || a.inputs.empty() || b.inputs.empty() ||
-      a.recorded_outputs.empty() || b.recorded_outputs.empty()) {
-    return m;
-  }
-  m.applies = true;
-  m.p = p;
-  const auto& xa = a.inputs[0].data;
-  const auto& xb = b.inputs[0].data;
-  const auto& ya = a.recorded_outputs[0].data;
-  const auto& yb = b.recorded_outputs[0].data;
-  int64_t dropped_a = 0, dropped_b = 0;
-  for (std::size_t i = 0; i < xa.size() && i < xb.size(); ++i) {
-    if (xa[i] == 0.0 || xb[i] == 0.0) continue;
-    const bool da = ya[i] == 0.0, db = yb[i] == 0.0;
-    ++m.n;
-    dropped_a += da;
-    dropped_b += db;
-    m.disagree += da != db;
-  }
-  if (m.n > 0) {
-    m.rate_a = static_cast<double>(dropped_a) / static_cast<double>(m.n);
-    m.rate_b = static_cast<double>(dropped_b) / static_cast<double>(m.n);
-  }
-  return m;
-}
-
-// Whether a drop rate measured on n positions agrees with p (five standard deviations).
-bool RateAgrees(double rate, double p, int64_t n) {
-  const double sd = std::sqrt(p * (1.0 - p) / static_cast<double>(n));
-  return std::fabs(rate - p) <= 5.0 * sd + 1.0 / static_cast<double>(n);
-}
-
-// --- aten's random ops: same distribution, different streams ----------------------------------
-
-// The aten ops whose outputs are drawn from a generator (version 2 dumps name aten ops).
-bool IsRandomOp(std::string_view op) {
-  static constexpr std::string_view kRandom[] = {
-      "bernoulli",    "bernoulli_", "uniform_",    "normal_", "normal",         "random_",
-      "exponential_", "geometric_", "log_normal_", "cauchy_", "native_dropout", "rand",
-      "rand_like",    "randn",      "randn_like",  "randint", "randint_like",   "randperm",
-      "multinomial",  "poisson",    "dropout"};
-  return std::find(std::begin(kRandom), std::end(kRandom), op) != std::end(kRandom);
-}
-
-// Whether two samples agree in distribution: means within five standard errors and variances
-// within five standard errors of their ratio (normal approximation, fine for the thousands of
-// elements of a mask or a fill). Fills `why` with the figures.
-bool SamplesAgree(const Array& a, const Array& b, std::string* why) {
-  auto moments = [](const Array& x) {
-    double sum = 0.0, sq = 0.0;
-    for (double v : x.data) sum += v;
-    const double n = static_cast<double>(x.data.size());
-    const double mean = sum / n;
-    for (double v : x.data) sq += (v - mean) * (v - mean);
-    return std::pair{mean, n > 1 ? sq / (n - 1) : 0.0};
-  };
-  if (a.data.size() < 2 || b.data.size() < 2) {
-    *why = "too few elements to compare distributions";
-    return false;
-  }
-  const auto [ma, va] = moments(a);
-  const auto [mb, vb] = moments(b);
-  const double na = static_cast<double>(a.data.size()), nb = static_cast<double>(b.data.size());
-  const double se_mean = std::sqrt(va / na + vb / nb);
-  const bool means = std::fabs(ma - mb) <= 5.0 * se_mean + 1e-12 * (std::fabs(ma) + 1.0);
-  const double se_ratio = std::sqrt(2.0 / na + 2.0 / nb);
-  const bool variances = (va == 0.0 && vb == 0.0) ||
-                         (va > 0.0 && vb > 0.0 && std::fabs(std::log(va / vb)) <= 5.0 * se_ratio);
-  *why = fmt::format(
-      "means A {:.4g}, B {:.4g}; variances A {:.4g}, B {:.4g}; over {} and {} "
-      "elements",
-      ma, mb, va, vb, a.data.size(), b.data.size());
-  return means && variances;
 }
 
 // --- reduced precision -----------------------------------------------------------------------
@@ -504,13 +252,15 @@ std::string_view CauseName(Cause cause) {
       return "algorithmic";
     case Cause::kStructural:
       return "structural";
+    case Cause::kNotJudged:
+      return "not-judged";
   }
   return "?";
 }
 
 bool IsOrigin(Cause cause) {
   return cause != Cause::kIdentical && cause != Cause::kWithinRounding &&
-         cause != Cause::kInherited;
+         cause != Cause::kInherited && cause != Cause::kNotJudged;
 }
 
 Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const DumpDir& b,
@@ -524,11 +274,13 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   e.name = any.name;
   e.op = any.op;
   e.pass = any.pass;
+  if (ra != nullptr) e.source = ra->source;
+  if (!e.source && rb != nullptr) e.source = rb->source;
   if (ra == nullptr || rb == nullptr) {
     e.replayed = false;
     if (IsCastOp(any.op)) {  // autocast's casts: matched around, never an origin
-      const std::string to = any.outputs.empty() ? std::string("another dtype")
-                                                 : std::string(Name(any.outputs[0].dtype));
+      const std::string to =
+          any.outputs.empty() ? std::string("another dtype") : any.outputs[0].DTypeName();
       e.cause = Cause::kInherited;
       e.reason = fmt::format(
           "a cast to {} recorded in {} only (as autocast inserts): matched "
@@ -545,6 +297,11 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
   if (std::string s = StructuralMismatch(*ra, *rb); !s.empty()) {
     e.cause = Cause::kStructural;
     e.reason = s;
+    return e;
+  }
+  // A tensor the dumps do not hold (not stored, complex): never judged by what is absent.
+  if (std::string what = NotComparableTensors(*ra, *rb); !what.empty()) {
+    PARITY_RETURN_IF_ERROR(ExplainNotComparable(a, *ra, b, *rb, what, &e));
     return e;
   }
   if (HasStatsOnly(*ra) || HasStatsOnly(*rb)) {

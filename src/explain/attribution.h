@@ -23,12 +23,16 @@ enum class Cause {
   kInherited,
   kAlgorithmic,
   kStructural,
+  /// Not judged: a tensor the judgement needs is not held by the dumps (not stored, of a
+  /// complex dtype, or statistics that do not tell); not an origin, never counted as equal.
+  kNotJudged,
 };
 
 /// The label as docs/DESIGN.md spells it ("reduced-precision", ...).
 std::string_view CauseName(Cause cause);
 
-/// Whether a label makes its op an origin (not identical, within-rounding or inherited).
+/// Whether a label makes its op an origin (not identical, within-rounding, inherited or
+/// not-judged).
 bool IsOrigin(Cause cause);
 
 /// One matched op call, attributed.
@@ -48,6 +52,9 @@ struct OpExplanation {
   /// The inferred reduced precision ("tf32", "bf16", "fp16"), for reduced-precision only.
   std::optional<std::string> effective_precision;
   std::optional<double> time_us_a, time_us_b;
+  /// Where the user's code called the op (A's record's `source`, else B's); absent when
+  /// neither records one.
+  std::optional<RecordSource> source;
 };
 
 /// Tells whether an earlier call named `name` (same rank, step and pass) had differing outputs: how

@@ -39,7 +39,7 @@ std::string OptimizerName(const std::set<std::string>& ops) {
 // Whether some input is stored in another dtype on each side.
 bool InputDtypesDiffer(const DumpRecord& a, const DumpRecord& b) {
   for (std::size_t i = 0; i < a.inputs.size() && i < b.inputs.size(); ++i) {
-    if (a.inputs[i].dtype != b.inputs[i].dtype) return true;
+    if (a.inputs[i].DTypeName() != b.inputs[i].DTypeName()) return true;
   }
   return false;
 }
@@ -52,6 +52,14 @@ int PassRank(const std::string& pass) {
 }
 
 }  // namespace
+
+std::vector<const OpExplanation*> ExplainReport::not_judged() const {
+  std::vector<const OpExplanation*> out;
+  for (const OpExplanation& e : ops) {
+    if (e.cause == Cause::kNotJudged) out.push_back(&e);
+  }
+  return out;
+}
 
 std::vector<const OpExplanation*> ExplainReport::origins() const {
   std::vector<const OpExplanation*> out;
@@ -149,7 +157,12 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
                                e.reason);
       }
     }
-    if (e.cause != Cause::kIdentical && e.cause != Cause::kStructural) {
+    // A call not judged counts as diverged for a container only where its outputs are known
+    // to differ; for the input-data test it may have diverged (so later inputs that differ
+    // are not claimed as input data).
+    const bool known_different =
+        e.cause != Cause::kNotJudged || (e.output_diff && *e.output_diff > 0.0);
+    if (e.cause != Cause::kIdentical && e.cause != Cause::kStructural && known_different) {
       diverged[{e.rank, e.step, e.pass}].push_back(e.name);
     }
     if (e.cause != Cause::kIdentical) diverged_ranks.insert(e.rank);
@@ -160,8 +173,8 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
                                     any.module, it->second->op, it->second->seq)
                       : fmt::format("; in the gradient of module '{}'", any.module);
     } else if (IsOrigin(e.cause) && e.pass == "optimizer") {
-      e.reason += "; first in the optimizer step" +
-                  OptimizerName(optimizer_ops[{any.rank, any.step}]);
+      e.reason +=
+          "; first in the optimizer step" + OptimizerName(optimizer_ops[{any.rank, any.step}]);
     }
     if (e.time_us_a && e.time_us_b && *e.time_us_a > 0) {
       report.slowest_on_b.push_back({e.seq, e.step, e.name, e.op, *e.time_us_a, *e.time_us_b});

@@ -39,9 +39,12 @@ struct ExplainReport {
   std::string input_difference_detail;
   std::vector<OpExplanation> ops;  ///< execution order (A's)
   std::vector<const OpExplanation*> origins() const;
+  /// The calls labelled not-judged (a tensor the dumps do not hold), execution order.
+  std::vector<const OpExplanation*> not_judged() const;
   std::vector<SlowOp> slowest_on_b;
   std::vector<std::string> warnings;
-  /// 1 when an origin or an input-data difference was found, else 0.
+  /// 1 when an origin or an input-data difference was found, else 0 (calls not judged are
+  /// neither).
   int exit_code() const;
 };
 
@@ -55,8 +58,14 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options);
 Json ExplainReportJson(const ExplainReport& report);
 /// One op call as ExplainReportJson lists it: {"seq","rank","step","name","op","pass","call",
 /// "cause","reason","replayed","local_err_a","local_err_b","input_diff","output_diff",
-/// "effective_precision","time_us_a","time_us_b"}.
+/// "effective_precision","time_us_a","time_us_b"}, and "source" {"file","line","function",
+/// "code"} when a record gives one.
 Json OpExplanationJson(const OpExplanation& e);
+/// A record's source as JSON: {"file","line","function","code"} (function and code only when
+/// recorded).
+Json SourceJson(const RecordSource& source);
+/// "at FILE:LINE in FUNCTION: CODE" (the parts recorded).
+std::string SourceText(const RecordSource& source);
 
 std::string ExplainReportText(const ExplainReport& report);
 

@@ -28,7 +28,23 @@ std::string Short(const std::optional<double>& x) {
   return x ? fmt::format("{:.2g}", *x) : std::string("-");
 }
 
+constexpr std::size_t kNotJudgedLines = 20;  // not-judged calls listed in the text
+
 }  // namespace
+
+Json SourceJson(const RecordSource& source) {
+  Json j = {{"file", source.file}, {"line", source.line}};
+  if (!source.function.empty()) j["function"] = source.function;
+  if (!source.code.empty()) j["code"] = source.code;
+  return j;
+}
+
+std::string SourceText(const RecordSource& source) {
+  std::string out = fmt::format("at {}:{}", source.file, source.line);
+  if (!source.function.empty()) out += " in " + source.function;
+  if (!source.code.empty()) out += ": " + source.code;
+  return out;
+}
 
 Json OpExplanationJson(const OpExplanation& e) {
   Json j = Json::object();
@@ -49,6 +65,7 @@ Json OpExplanationJson(const OpExplanation& e) {
   j["effective_precision"] = PrecisionJson(e);
   SetOptional(j, "time_us_a", e.time_us_a);
   SetOptional(j, "time_us_b", e.time_us_b);
+  if (e.source) j["source"] = SourceJson(*e.source);
   return j;
 }
 
@@ -73,6 +90,7 @@ Json ExplainReportJson(const ExplainReport& report) {
                        {"cause", CauseName(e->cause)},
                        {"effective_precision", PrecisionJson(*e)},
                        {"reason", e->reason}});
+    if (e->source) origins.back()["source"] = SourceJson(*e->source);
   }
   doc["origins"] = std::move(origins);
   Json ops = Json::array();
@@ -121,8 +139,17 @@ std::string ExplainReportText(const ExplainReport& report) {
     return (show_rank ? fmt::format("rank {} ", e.rank) : "") +
            (show_step ? fmt::format("step {} ", e.step) : "");
   };
+  const std::vector<const OpExplanation*> not_judged = report.not_judged();
+  auto source = [](const OpExplanation& e) {
+    return e.source ? "      " + SourceText(*e.source) + "\n" : std::string();
+  };
   if (origins.empty()) {
-    out += "\nNo origin: every difference is identical, within rounding or inherited.\n";
+    out += not_judged.empty()
+               ? "\nNo origin: every difference is identical, within rounding or inherited.\n"
+               : fmt::format(
+                     "\nNo origin among the calls judged: every difference is identical, within "
+                     "rounding or inherited; {} not judged (below).\n",
+                     not_judged.size());
   } else {
     out += fmt::format("\nOrigins ({}), in execution order:\n", origins.size());
     for (const OpExplanation* e : origins) {
@@ -130,6 +157,22 @@ std::string ExplainReportText(const ExplainReport& report) {
                          CauseName(e->cause),
                          e->effective_precision ? " [" + *e->effective_precision + "]" : "",
                          e->reason);
+      out += source(*e);
+    }
+  }
+  if (!not_judged.empty()) {
+    out += fmt::format(
+        "\nNot judged ({}): the dumps do not hold what judging them needs; neither origins nor "
+        "cleared:\n",
+        not_judged.size());
+    for (std::size_t i = 0; i < not_judged.size() && i < kNotJudgedLines; ++i) {
+      const OpExplanation& e = *not_judged[i];
+      out += fmt::format("  {}seq {} {} ({}): {}\n", where(e), e.seq, e.name, e.op, e.reason);
+      out += source(e);
+    }
+    if (not_judged.size() > kNotJudgedLines) {
+      out +=
+          fmt::format("  ... and {} more (--json has all)\n", not_judged.size() - kNotJudgedLines);
     }
   }
   out += "\nPer op:\n";

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "core/text_table.h"
 #include "io/dump.h"
@@ -98,17 +101,70 @@ Status InspectFile(const std::string& path, const InspectOptions& options, Json*
   return Status::Ok();
 }
 
-// A dump directory's coverage: given as text, and appended to `dumps` as {"path", "coverage"}.
-Status InspectDump(const std::string& path, const InspectOptions& options, Json* dumps) {
-  PARITY_ASSIGN_OR_RETURN(const DumpDir dump, DumpDir::Open(path));
+constexpr std::size_t kNotComparableRows = 50;  // text rows of tensors not comparable
+
+// Where a record's tensor sits in it: "input.0", "param.weight", "output.1".
+void EachTensor(const DumpRecord& r,
+                const std::function<void(const std::string&, const DumpTensorRef&)>& fn) {
+  for (std::size_t i = 0; i < r.inputs.size(); ++i) fn(fmt::format("input.{}", i), r.inputs[i]);
+  for (const auto& [key, ref] : r.params) fn("param." + key, ref);
+  for (std::size_t i = 0; i < r.outputs.size(); ++i) fn(fmt::format("output.{}", i), r.outputs[i]);
+}
+
+// The files of `dump` that hold tensors parity does not read (complex .npy), normalised.
+std::set<std::string> NotComparableFiles(const DumpDir& dump) {
+  std::set<std::string> files;
+  for (const DumpRecord& r : dump.records()) {
+    EachTensor(r, [&](const std::string&, const DumpTensorRef& ref) {
+      if (ref.comparable() || ref.file.empty()) return;
+      const std::filesystem::path dir(dump.parts()[r.part].dir);
+      files.insert((dir / ref.file).lexically_normal().string());
+    });
+  }
+  return files;
+}
+
+// A dump directory's coverage and its tensors parity does not compare: given as text, and
+// appended to `dumps` as {"path", "coverage", "not_comparable"}.
+void InspectDump(const std::string& path, const DumpDir& dump, const InspectOptions& options,
+                 Json* dumps) {
   const DumpCoverage coverage = CoverageOf(dump);
+  Json list = Json::array();
+  Table table({"seq", "name", "tensor", "dtype", "shape", "reason"},
+              {true, false, false, false, false, false});
+  for (const DumpRecord& r : dump.records()) {
+    EachTensor(r, [&](const std::string& slot, const DumpTensorRef& ref) {
+      if (ref.comparable()) return;
+      Json t = {{"seq", r.seq},   {"rank", r.rank}, {"step", r.step}, {"name", r.name},
+                {"pass", r.pass}, {"call", r.call}, {"tensor", slot}, {"dtype", ref.DTypeName()}};
+      t["shape"] = ref.shape_known ? Json(ref.shape) : Json();
+      if (!ref.layout.empty()) t["layout"] = ref.layout;
+      if (!ref.file.empty()) t["file"] = ref.file;
+      t["reason"] = ref.not_comparable;
+      list.push_back(std::move(t));
+      if (list.size() <= kNotComparableRows) {
+        table.AddRow({std::to_string(r.seq), r.name, slot, ref.DTypeName(),
+                      ref.shape_known ? ShapeString(ref.shape) : "?", ref.not_comparable});
+      }
+    });
+  }
   if (options.on_text) {
     std::string text = path + " (parity-dump)\n";
     for (const std::string& w : dump.warnings()) text += "  warning: " + w + "\n";
-    options.on_text(text + CoverageText(coverage, "  "));
+    text += CoverageText(coverage, "  ");
+    if (!list.empty()) {
+      text += fmt::format("  tensors not comparable ({}): neither compared nor replayed\n",
+                          list.size());
+      text += table.Render("    ");
+      if (list.size() > kNotComparableRows) {
+        text +=
+            fmt::format("    ... and {} more (--json has all)\n", list.size() - kNotComparableRows);
+      }
+    }
+    options.on_text(text);
   }
-  dumps->push_back({{"path", path}, {"coverage", CoverageJson(coverage)}});
-  return Status::Ok();
+  dumps->push_back(
+      {{"path", path}, {"coverage", CoverageJson(coverage)}, {"not_comparable", std::move(list)}});
 }
 
 }  // namespace
@@ -125,7 +181,13 @@ Result<Json> RunInspect(const InspectOptions& options) {
   for (const std::string& path : options.paths) {
     std::error_code ec;
     std::vector<std::string> files{path};
-    const bool dump = DumpDir::IsDump(path);
+    std::optional<DumpDir> dump;
+    std::set<std::string> unread;  // a dump's files of tensors parity does not compare
+    if (DumpDir::IsDump(path)) {
+      PARITY_ASSIGN_OR_RETURN(DumpDir opened, DumpDir::Open(path));
+      dump = std::move(opened);
+      unread = NotComparableFiles(*dump);
+    }
     if (std::filesystem::is_directory(path, ec)) {
       auto listed = ListTensorFiles(path);
       // A dump of statistics only holds no tensor file; the dump itself is checked below.
@@ -133,9 +195,10 @@ Result<Json> RunInspect(const InspectOptions& options) {
       files = listed.ok() ? std::move(listed).value() : std::vector<std::string>();
     }
     for (const std::string& file : files) {
+      if (unread.count(std::filesystem::path(file).lexically_normal().string())) continue;
       PARITY_RETURN_IF_ERROR(InspectFile(file, options, &doc["files"]));
     }
-    if (dump) PARITY_RETURN_IF_ERROR(InspectDump(path, options, &dumps));
+    if (dump) InspectDump(path, *dump, options, &dumps);
   }
   // Dump directories: each one's coverage, and the only one's as `coverage`.
   if (!dumps.empty()) {

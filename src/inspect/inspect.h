@@ -26,8 +26,12 @@ struct InspectOptions {
 };
 
 /// {"format":"parity-inspect","version":1,"files":[{path, format, tensors}], and for dump
-/// directories "dumps":[{path, coverage}] (and "coverage" when there is one)}. Fails, naming
-/// the file, on the first unreadable or malformed input.
+/// directories "dumps":[{path, coverage, not_comparable}] (and "coverage" when there is one)}.
+/// A dump's `not_comparable` lists the tensors parity does not compare (not stored, complex)
+/// with their record (seq, rank, step, name, pass, call), `tensor` ("input.0"), dtype, shape
+/// (null when unknown), layout and file where recorded, and the reason; their files (complex
+/// .npy) are not read as files. Fails, naming the file, on the first unreadable or malformed
+/// input.
 Result<Json> RunInspect(const InspectOptions& options);
 
 }  // namespace parity

@@ -153,6 +153,8 @@ Status DumpDir::AddPart(const std::string& dir, std::optional<int64_t> dir_rank,
   };
   std::size_t pos = 0;
   int line = 0;
+  int64_t bad_sources = 0;  // records whose malformed `source` was dropped; the first's problem
+  std::string first_bad_source;
   while (pos < records.size()) {
     const std::size_t end = records.find('\n', pos);
     const bool terminated = end != std::string_view::npos;
@@ -170,7 +172,12 @@ Status DumpDir::AddPart(const std::string& dir, std::optional<int64_t> dir_rank,
       }
       return Status::Invalid(where, "not valid JSON");
     }
-    PARITY_ASSIGN_OR_RETURN(DumpRecord record, dump_internal::ReadRecord(obj, line, added, where));
+    std::string source_problem;
+    PARITY_ASSIGN_OR_RETURN(DumpRecord record,
+                            dump_internal::ReadRecord(obj, line, added, where, &source_problem));
+    if (!source_problem.empty() && bad_sources++ == 0) {
+      first_bad_source = fmt::format("{}: {}", where, source_problem);
+    }
     record.part = index;
     const auto [key, new_key] = seen->keys.try_emplace(
         std::make_tuple(record.rank, record.step, record.name, record.pass, record.call), index,
@@ -189,6 +196,11 @@ Status DumpDir::AddPart(const std::string& dir, std::optional<int64_t> dir_rank,
                                                 record.seq, record.rank, first_at(seq->second)));
     }
     records_.push_back(std::move(record));
+  }
+  if (bad_sources > 0) {
+    warnings_.push_back(fmt::format(
+        "{}; the record is read without its source{}", first_bad_source,
+        bad_sources > 1 ? fmt::format(" (and {} more records like it)", bad_sources - 1) : ""));
   }
   return Status::Ok();
 }
@@ -235,6 +247,9 @@ std::string DumpDir::Where(const DumpRecord& record) const {
 
 Result<Tensor> DumpDir::Load(const DumpRecord& record, const DumpTensorRef& ref) const {
   const std::string where = Where(record);
+  if (!ref.comparable()) {
+    return Status::Invalid(where, fmt::format("tensor is not read: {}", ref.not_comparable));
+  }
   if (!ref.has_data()) return Status::Invalid(where, "tensor has statistics only, no data");
   const std::string path = (fs::path(parts_[record.part].dir) / ref.file).string();
   if (open_path_ != path || !open_file_) {

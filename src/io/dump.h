@@ -31,17 +31,49 @@ struct RecordedStats {
   std::optional<std::string> hash;  ///< a digest of the data, hex (version 2)
 };
 
-/// One tensor of a record: its data in a file (an .npy, or `key` in a .safetensors shard), or
-/// statistics only.
+/// One tensor of a record: its data in a file (an .npy, or `key` in a .safetensors shard),
+/// statistics only, or (version 2) neither: a tensor the dump does not hold ("not stored").
+/// A tensor parity cannot compare (not stored, or of a complex dtype) says why in
+/// `not_comparable`; readers judge such a tensor by nothing else (neither its data nor its
+/// statistics).
 struct DumpTensorRef {
   std::string file;  ///< relative to the record's directory; empty for statistics-only tensors
   std::string key;   ///< tensor name inside a .safetensors shard; empty for .npy
   std::string arg;   ///< the op's argument name ("self", "mat1"); empty when not recorded
   std::optional<int64_t> index;  ///< the position within a list argument, when it is one
+  /// The recorded dtype; meaningful only when `dtype_name` is empty.
   DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
+  /// The recorded dtype's name when parity has no DType for it ("complex64", "complex128",
+  /// torch's "quint8"); empty when `dtype` is the recorded one.
+  std::string dtype_name;
+  std::vector<int64_t> shape;  ///< empty when not recorded (shape_known is then false)
+  /// False for a not-stored tensor recorded without `shape` (a nested tensor's ragged
+  /// dimension): its shape is unknown, not 0-d.
+  bool shape_known = true;
   std::optional<RecordedStats> stats;
-  bool has_data() const { return !file.empty(); }
+  std::string not_stored;  ///< the dump's `not stored` reason, verbatim; empty when stored
+  std::string layout;      ///< torch's layout name ("sparse_coo"), when recorded
+  /// Why parity does not compare this tensor ("not stored: sparse_coo layout", "complex64:
+  /// parity compares real dtypes only ..."); empty when it does.
+  std::string not_comparable;
+
+  /// Whether parity compares this tensor (by data or by statistics).
+  bool comparable() const { return not_comparable.empty(); }
+  /// Whether parity can load its data: comparable, with a file.
+  bool has_data() const { return comparable() && !file.empty(); }
+  /// The recorded dtype's name: parity's, else `dtype_name`.
+  std::string DTypeName() const {
+    return dtype_name.empty() ? std::string(Name(dtype)) : dtype_name;
+  }
+};
+
+/// Where in the user's code a record's op was called (version 2 `source`, capture(...,
+/// stack=True)).
+struct RecordSource {
+  std::string file;      ///< the path as recorded
+  int64_t line = 0;      ///< 1-based (0 when the frame named none)
+  std::string function;  ///< empty when not recorded
+  std::string code;      ///< the source line, stripped; empty when not recorded
 };
 
 /// One op call.
@@ -60,6 +92,9 @@ struct DumpRecord {
   std::vector<std::pair<std::string, DumpTensorRef>> params;  ///< in record order
   std::vector<DumpTensorRef> outputs;
   std::optional<double> time_us;
+  /// Where the user's code called the op; absent when not recorded (or malformed: ignored,
+  /// with a warning of DumpDir).
+  std::optional<RecordSource> source;
   int line = 0;          ///< 1-based line in its records.jsonl
   std::size_t part = 0;  ///< the directory it was read from: an index into DumpDir::parts()
 };
@@ -107,7 +142,8 @@ class DumpDir {
   /// naming a tensor file that does not exist or lies outside its directory, a record of
   /// rank<N>/ whose rank is not N, a second record with the same (rank, step, name, pass,
   /// call) or the same (rank, seq). A last line cut off mid-record (a crash) is dropped and
-  /// reported in warnings().
+  /// reported in warnings(); a record's malformed `source` is dropped the same way (the
+  /// record is kept without it; one warning per directory).
   static Result<DumpDir> Open(const std::string& dir);
 
   /// Open's parser for one directory, on its two files' contents (for fuzzing); tensor files
@@ -146,11 +182,11 @@ class DumpDir {
   /// "DIR/records.jsonl:LINE" (DIR the record's own directory), for messages about a record.
   std::string Where(const DumpRecord& record) const;
 
-  /// Loads a tensor with data, checking it against the record's dtype and shape (a "bfloat16"
-  /// or float8 record over a uint16/uint8 array is reinterpreted). The last file opened is kept
-  /// open for the next call (records of one shard come in a row); others are reopened, so a
-  /// dump of many files does not hold many descriptors. Not thread-safe. Fails naming the
-  /// record's line and the file.
+  /// Loads a tensor with data (has_data(); a tensor not comparable is an error naming why),
+  /// checking it against the record's dtype and shape (a "bfloat16" or float8 record over a
+  /// uint16/uint8 array is reinterpreted). The last file opened is kept open for the next call
+  /// (records of one shard come in a row); others are reopened, so a dump of many files does
+  /// not hold many descriptors. Not thread-safe. Fails naming the record's line and the file.
   Result<Tensor> Load(const DumpRecord& record, const DumpTensorRef& ref) const;
 
  private:

@@ -21,9 +21,10 @@ Status ReadManifest(const std::string& manifest_path, DumpPart* part);
 
 /// Parses one line of records.jsonl, already parsed as JSON, as a record of `part` (its
 /// directory for tensor files, its version for what `pass` may be, its rank<N> for `rank`).
-/// Fails with `where` ("DIR/records.jsonl:LINE") and the problem.
+/// Fails with `where` ("DIR/records.jsonl:LINE") and the problem. A malformed `source` is no
+/// failure: the record has none, and `source_problem` (when not null) gets the problem.
 Result<DumpRecord> ReadRecord(const Json& obj, int line, const DumpPart& part,
-                              const std::string& where);
+                              const std::string& where, std::string* source_problem = nullptr);
 
 }  // namespace parity::dump_internal
 

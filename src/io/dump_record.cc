@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// One line of records.jsonl: an op call, its tensors (data files or statistics) and attrs.
+// One line of records.jsonl: an op call, its tensors (data files, statistics, or entries of
+// tensors the dump does not hold), attrs and the user's source line.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -91,14 +92,14 @@ class RecordParser {
     return Status::Ok();
   }
 
-  Result<DumpTensorRef> Tensor(const Json& entry, const std::string& what) const {
-    if (!entry.is_object()) return Error(fmt::format("{} is not an object", what));
-    DumpTensorRef ref;
-    PARITY_ASSIGN_OR_RETURN(const std::string dtype, String(entry, "dtype"));
-    const std::optional<DType> parsed = DTypeFromName(dtype);
-    if (!parsed) return Error(fmt::format("{}: unknown dtype '{}'", what, dtype));
-    ref.dtype = *parsed;
+  // `shape`: required, or (not-stored tensors) optional, absent meaning unknown.
+  Status Shape(const Json& entry, const std::string& what, bool required,
+               DumpTensorRef* ref) const {
     const auto shape = entry.find("shape");
+    if (!required && (shape == entry.end() || shape->is_null())) {
+      ref->shape_known = false;
+      return Status::Ok();
+    }
     if (shape == entry.end() || !shape->is_array()) {
       return Error(fmt::format("{}: 'shape' is missing or not an array", what));
     }
@@ -107,7 +108,39 @@ class RecordParser {
         return Error(
             fmt::format("{}: 'shape' holds something other than non-negative integers", what));
       }
-      ref.shape.push_back(dim.get<int64_t>());
+      ref->shape.push_back(dim.get<int64_t>());
+    }
+    return Status::Ok();
+  }
+
+  // A tensor the dump does not hold: `not stored` (a reason), `dtype` (parity's name or
+  // torch's), optional `shape` and `layout`, and neither `file` nor `stats`.
+  Status NotStored(const Json& entry, const Json& reason, const std::string& what,
+                   DumpTensorRef* ref) const {
+    if (!reason.is_string()) return Error(fmt::format("{}: 'not stored' is not a string", what));
+    ref->not_stored = reason.get<std::string>();
+    if (ref->not_stored.empty()) return Error(fmt::format("{}: 'not stored' is empty", what));
+    for (const char* key : {"file", "stats"}) {
+      if (entry.contains(key)) {
+        return Error(fmt::format("{} has both 'not stored' and '{}'", what, key));
+      }
+    }
+    ref->not_comparable = "not stored: " + ref->not_stored;
+    return Shape(entry, what, /*required=*/false, ref);
+  }
+
+  Result<DumpTensorRef> Tensor(const Json& entry, const std::string& what) const {
+    if (!entry.is_object()) return Error(fmt::format("{} is not an object", what));
+    DumpTensorRef ref;
+    const auto dtype_it = entry.find("dtype");
+    if (dtype_it == entry.end() || !dtype_it->is_string()) {
+      return Error(fmt::format("{}: 'dtype' is missing or not a string", what));
+    }
+    const std::string dtype = dtype_it->get<std::string>();
+    if (const std::optional<DType> parsed = DTypeFromName(dtype)) {
+      ref.dtype = *parsed;
+    } else {
+      ref.dtype_name = dtype;
     }
     PARITY_ASSIGN_OR_RETURN(ref.arg, OptionalString(entry, "arg", what + ": "));
     if (const auto index = entry.find("index"); index != entry.end() && !index->is_null()) {
@@ -116,6 +149,17 @@ class RecordParser {
       }
       ref.index = index->get<int64_t>();
     }
+    PARITY_ASSIGN_OR_RETURN(ref.layout, OptionalString(entry, "layout", what + ": "));
+    if (const auto reason = entry.find("not stored"); reason != entry.end() && !reason->is_null()) {
+      PARITY_RETURN_IF_ERROR(NotStored(entry, *reason, what, &ref));
+      return ref;
+    }
+    // A stored tensor: parity's dtypes, and complex ones (held, not compared).
+    const bool complex = dtype == "complex64" || dtype == "complex128";
+    if (!ref.dtype_name.empty() && !complex) {
+      return Error(fmt::format("{}: unknown dtype '{}'", what, dtype));
+    }
+    PARITY_RETURN_IF_ERROR(Shape(entry, what, /*required=*/true, &ref));
     PARITY_RETURN_IF_ERROR(DataFile(entry, what, &ref));
     const auto stats = entry.find("stats");
     if (stats != entry.end()) {
@@ -123,9 +167,43 @@ class RecordParser {
       ref.stats = Stats(*stats);
     }
     if (ref.file.empty() && !ref.stats) {
-      return Error(fmt::format("{} has neither 'file' nor 'stats'", what));
+      return Error(fmt::format("{} has neither 'file', 'stats' nor 'not stored'", what));
+    }
+    if (complex) {
+      ref.not_comparable = fmt::format(
+          "{}: parity compares real dtypes only ({})", dtype,
+          ref.file.empty() ? "its statistics are of the real and imaginary parts together"
+                           : "the .npy holds it for numpy");
     }
     return ref;
+  }
+
+  // `source`: {"file", "line", "function", "code"}. Returns the problem of a malformed one
+  // ("" when it is well formed or absent); `out` is set only when it is well formed.
+  std::string Source(const Json& obj, std::optional<RecordSource>* out) const {
+    const auto it = obj.find("source");
+    if (it == obj.end() || it->is_null()) return "";
+    if (!it->is_object()) return "'source' is not an object";
+    RecordSource s;
+    const auto file = it->find("file");
+    if (file == it->end() || !file->is_string() || file->get<std::string>().empty()) {
+      return "'source.file' is missing or not a non-empty string";
+    }
+    s.file = file->get<std::string>();
+    const auto line = it->find("line");
+    if (line == it->end() || !line->is_number_integer() || line->get<int64_t>() < 0) {
+      return "'source.line' is missing or not a non-negative integer";
+    }
+    s.line = line->get<int64_t>();
+    for (const auto& [key, field] :
+         {std::pair{"function", &s.function}, std::pair{"code", &s.code}}) {
+      const auto value = it->find(key);
+      if (value == it->end() || value->is_null()) continue;
+      if (!value->is_string()) return fmt::format("'source.{}' is not a string", key);
+      *field = value->get<std::string>();
+    }
+    *out = std::move(s);
+    return "";
   }
 
   Result<std::vector<DumpTensorRef>> TensorList(const Json& obj, const char* key) const {
@@ -153,7 +231,7 @@ class RecordParser {
         part_.version >= 2 ? "'forward', 'backward' or 'optimizer'" : "'forward' or 'backward'"));
   }
 
-  Result<DumpRecord> Record(const Json& obj, int line) const {
+  Result<DumpRecord> Record(const Json& obj, int line, std::string* source_problem) const {
     if (!obj.is_object()) return Error("the line is not a JSON object");
     DumpRecord r;
     r.line = line;
@@ -190,6 +268,9 @@ class RecordParser {
       if (!time->is_number()) return Error("'time_us' is not a number");
       r.time_us = time->get<double>();
     }
+    if (std::string problem = Source(obj, &r.source); !problem.empty() && source_problem) {
+      *source_problem = std::move(problem);
+    }
     return r;
   }
 
@@ -201,8 +282,8 @@ class RecordParser {
 }  // namespace
 
 Result<DumpRecord> ReadRecord(const Json& obj, int line, const DumpPart& part,
-                              const std::string& where) {
-  return RecordParser(part, where).Record(obj, line);
+                              const std::string& where, std::string* source_problem) {
+  return RecordParser(part, where).Record(obj, line, source_problem);
 }
 
 }  // namespace parity::dump_internal

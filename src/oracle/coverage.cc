@@ -40,6 +40,14 @@ DumpCoverage CoverageOf(const DumpDir& dump) {
     ++op.records;
     ++op.passes[r.pass];
     (NotReplayableReason(r).empty() ? c.replayable : c.compared_only) += 1;
+    auto count = [&](const DumpTensorRef& ref) {
+      if (ref.comparable()) return;
+      ++c.not_comparable;
+      ++c.not_comparable_reasons[ref.not_comparable];
+    };
+    for (const DumpTensorRef& ref : r.inputs) count(ref);
+    for (const auto& [key, ref] : r.params) count(ref);
+    for (const DumpTensorRef& ref : r.outputs) count(ref);
   }
   c.omitted = dump.Omitted();
   // The steps with records: a manifest also lists the step a capture stopped at, before any
@@ -58,6 +66,8 @@ Json CoverageJson(const DumpCoverage& c) {
   }
   Json omitted = Json::object();
   for (const auto& [name, n] : c.omitted) omitted[name] = n;
+  Json reasons = Json::object();
+  for (const auto& [reason, n] : c.not_comparable_reasons) reasons[reason] = n;
   return {{"version", c.version},
           {"level", c.level},
           {"mode", c.mode},
@@ -65,6 +75,8 @@ Json CoverageJson(const DumpCoverage& c) {
           {"ops", std::move(ops)},
           {"replayable", c.replayable},
           {"compared_only", c.compared_only},
+          {"not_comparable", c.not_comparable},
+          {"not_comparable_reasons", std::move(reasons)},
           {"omitted", std::move(omitted)},
           {"steps", c.steps},
           {"ranks", c.ranks}};
@@ -84,6 +96,14 @@ std::string CoverageLine(const DumpCoverage& c) {
       each.push_back(fmt::format("{} {}", name, n));
     }
     line += fmt::format(", {} omitted ({})", total, fmt::join(each, ", "));
+  }
+  if (c.not_comparable > 0) {
+    std::vector<std::string> each;
+    for (const auto& [reason, n] : c.not_comparable_reasons) {
+      each.push_back(fmt::format("{} {}", n, reason));
+    }
+    line += fmt::format(", {} tensor{} not comparable ({})", c.not_comparable,
+                        c.not_comparable == 1 ? "" : "s", fmt::join(each, "; "));
   }
   return line;
 }

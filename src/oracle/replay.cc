@@ -54,7 +54,29 @@ Status ToOpCall(const DumpRecord& record, LoadedRecord* l) {
   return Status::Ok();
 }
 
+// The first tensor of `record` parity does not compare, and why ("input 0 not stored:
+// sparse_coo layout", "output 0 is complex64: ..."); "" when there is none.
+std::string NotComparable(const DumpRecord& record) {
+  auto why = [](const std::string& what, const DumpTensorRef& ref) {
+    if (!ref.not_stored.empty()) return fmt::format("{} not stored: {}", what, ref.not_stored);
+    return fmt::format("{} is {}", what, ref.not_comparable);
+  };
+  for (std::size_t i = 0; i < record.inputs.size(); ++i) {
+    if (!record.inputs[i].comparable()) return why(fmt::format("input {}", i), record.inputs[i]);
+  }
+  for (const auto& [key, ref] : record.params) {
+    if (!ref.comparable()) return why("param '" + key + "'", ref);
+  }
+  for (std::size_t i = 0; i < record.outputs.size(); ++i) {
+    if (!record.outputs[i].comparable()) {
+      return why(fmt::format("output {}", i), record.outputs[i]);
+    }
+  }
+  return "";
+}
+
 std::string StatsOnly(const DumpRecord& record) {
+  if (std::string why = NotComparable(record); !why.empty()) return why;
   for (const DumpTensorRef& ref : record.inputs) {
     if (!ref.has_data()) return "an input was saved as statistics only";
   }
@@ -92,6 +114,9 @@ Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record) {
 }
 
 std::string NotReplayableReason(const DumpRecord& record) {
+  // A tensor the dump does not hold (or a complex one) first: whatever the op, no replay
+  // could be judged without it.
+  if (std::string why = NotComparable(record); !why.empty()) return why;
   if (!Replayable(record.op)) {
     OpCall bare;
     bare.op = record.op;

@@ -45,17 +45,19 @@ struct LoadedRecord {
   OpCall call;
 };
 
-/// Loads every tensor of `record`, or gives the reason it can't be replayed (statistics-only
-/// tensors, no output) as kInvalidInput "not replayable: ...". Fails (kInvalidInput) when a
-/// tensor file can't be read.
+/// Loads every tensor of `record`, or gives the reason it can't be replayed (a tensor the dump
+/// does not hold or of a complex dtype, statistics-only tensors, no output) as kInvalidInput
+/// "not replayable: ..." ("not replayable: input 1 not stored: sparse_coo layout"). Fails
+/// (kInvalidInput) when a tensor file can't be read.
 Result<LoadedRecord> LoadRecord(const DumpDir& dump, const DumpRecord& record);
 
 /// The inputs and params of `record` as an OpCall (the recorded outputs too), or the reason
 /// they can't be (statistics-only tensors) as kInvalidInput "not replayable: ...".
 Result<OpCall> LoadOpCall(const DumpDir& dump, const DumpRecord& record);
 
-/// Why `record` has no replay ("" when it has one): an op without a replay, or tensors
-/// saved as statistics only.
+/// Why `record` has no replay ("" when it has one): a tensor parity does not compare (not
+/// stored, complex; named first, whatever the op), an op without a replay, or tensors saved as
+/// statistics only.
 std::string NotReplayableReason(const DumpRecord& record);
 
 /// The `auto` tolerance of output `index` of `record` against its float64 replay, with the

@@ -70,10 +70,9 @@ Tensor ArrayTensor(const py::array& array, const std::string& name,
     const std::optional<DType> as = DTypeFromName(*dtype);
     if (!as) ThrowIfError(Status::Invalid(name, fmt::format("unknown dtype '{}'", *dtype)));
     if (parity::ItemSize(*as) != parity::ItemSize(*parity_dtype)) {
-      ThrowIfError(
-          Status::Invalid(name, fmt::format("dtype '{}' has {}-byte items, the array {}-byte ones",
-                                            *dtype, parity::ItemSize(*as),
-                                            parity::ItemSize(*parity_dtype))));
+      ThrowIfError(Status::Invalid(
+          name, fmt::format("dtype '{}' has {}-byte items, the array {}-byte ones", *dtype,
+                            parity::ItemSize(*as), parity::ItemSize(*parity_dtype))));
     }
     parity_dtype = as;
   }

@@ -108,7 +108,7 @@ Answer ExplainApi(Context& context, const Params& params) {
     bool known = false;
     for (Cause c : {Cause::kIdentical, Cause::kWithinRounding, Cause::kReducedPrecision,
                     Cause::kRngDivergence, Cause::kNonfinite, Cause::kInherited,
-                    Cause::kAlgorithmic, Cause::kStructural}) {
+                    Cause::kAlgorithmic, Cause::kStructural, Cause::kNotJudged}) {
       known = known || CauseName(c) == cause;
     }
     if (!known) return ErrorAnswer(400, fmt::format("cause: '{}' is not a cause", cause));

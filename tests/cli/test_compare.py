@@ -90,7 +90,8 @@ class Json(unittest.TestCase):
             self.assertEqual(doc["format"], "parity-compare")
             self.assertEqual(doc["version"], 1)
             self.assertEqual(set(doc["summary"]), {"tensors", "passed", "failed", "structural",
-                                                   "first_divergence"})
+                                                   "not_compared", "first_divergence"})
+            self.assertEqual(doc["summary"]["not_compared"], 0)
             (t,) = doc["tensors"]
             for field in DESIGN_FIELDS:
                 self.assertIn(field, t, "%s: %s" % (case["dtype"], field))
