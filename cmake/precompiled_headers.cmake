@@ -16,7 +16,7 @@ if(PARITY_PCH AND CCACHE_PROGRAM)
   # "Precompiled headers"); the launcher passes it so no user configuration is needed.
   foreach(lang C CXX)
     set(CMAKE_${lang}_COMPILER_LAUNCHER
-        "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;${CCACHE_PROGRAM}")
+        "${PARITY_CCACHE};CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;${CCACHE_PROGRAM}")
   endforeach()
 endif()
 
