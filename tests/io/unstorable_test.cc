@@ -82,12 +82,17 @@ Json File(const std::string& file) {
   return {{"dtype", "float32"}, {"shape", {4}}, {"file", file}};
 }
 
-Json Record(int64_t seq, const std::string& op, Json inputs, Json outputs,
-            Json extra = Json::object()) {
-  Json r = {{"seq", seq},        {"name", fmt::format("{}{}", op, seq)},
-            {"op", op},          {"pass", "forward"},
-            {"call", 0},         {"inputs", inputs},
-            {"outputs", outputs}};
+// inputs and outputs are vectors, not Json: a braced list of one Json would be that Json itself
+// under clang (list-initialisation from one element of the same type) and an array under gcc.
+Json Record(int64_t seq, const std::string& op, const std::vector<Json>& inputs,
+            const std::vector<Json>& outputs, Json extra = Json::object()) {
+  Json r = {{"seq", seq},
+            {"name", fmt::format("{}{}", op, seq)},
+            {"op", op},
+            {"pass", "forward"},
+            {"call", 0},
+            {"inputs", Json(inputs)},
+            {"outputs", Json(outputs)}};
   for (auto it = extra.begin(); it != extra.end(); ++it) r[it.key()] = it.value();
   return r;
 }
@@ -207,7 +212,7 @@ TEST(Unstorable, MalformedEntriesAreExit2NamingTheEntry) {
     SCOPED_TRACE(c.error);
     Dump d(tmp.File(fmt::format("d{}", i++)));
     d.Npy("tensors/a.npy", {1, 2, 3, 4});
-    d.Records({Record(0, "add", Json::array(), {c.entry})});
+    d.Records({Record(0, "add", {}, {c.entry})});
     auto dump = DumpDir::Open(d.dir());
     ASSERT_FALSE(dump.ok());
     EXPECT_EQ(ExitCodeFor(dump.status()), 2);
@@ -222,12 +227,11 @@ TEST(Unstorable, SourceIsReadAndAMalformedOneIsDroppedWithAWarning) {
   Dump d(tmp.File("d"));
   const Json source = {
       {"file", "model.py"}, {"line", 42}, {"function", "forward"}, {"code", "h = self.fc(x)"}};
-  d.Records(
-      {Record(0, "addmm", Json::array(), {Stats({{"mean", 0.0}})}, {{"source", source}}),
-       Record(1, "addmm", Json::array(), {Stats({{"mean", 0.0}})},
-              {{"source", {{"file", "model.py"}, {"line", "42"}}}}),
-       Record(2, "addmm", Json::array(), {Stats({{"mean", 0.0}})}, {{"source", "model.py:42"}}),
-       Record(3, "addmm", Json::array(), {Stats({{"mean", 0.0}})}, {{"source", nullptr}})});
+  d.Records({Record(0, "addmm", {}, {Stats({{"mean", 0.0}})}, {{"source", source}}),
+             Record(1, "addmm", {}, {Stats({{"mean", 0.0}})},
+                    {{"source", {{"file", "model.py"}, {"line", "42"}}}}),
+             Record(2, "addmm", {}, {Stats({{"mean", 0.0}})}, {{"source", "model.py:42"}}),
+             Record(3, "addmm", {}, {Stats({{"mean", 0.0}})}, {{"source", nullptr}})});
   const DumpDir dump = Open(d.dir());
   ASSERT_EQ(dump.records().size(), 4u);
   ASSERT_TRUE(dump.records()[0].source.has_value());
@@ -285,8 +289,8 @@ TEST(Unstorable, CompareSkipsPairsItCannotCompareNeverPasses) {
 TEST(Unstorable, StatisticsWithNothingInCommonAreNotCompared) {
   TempDir tmp;
   Dump a(tmp.File("a")), b(tmp.File("b"));
-  a.Records({Record(0, "add", Json::array(), {Stats({{"mean", 1.0}})})});
-  b.Records({Record(0, "add", Json::array(), {Stats({{"l2", 1.0}})})});
+  a.Records({Record(0, "add", {}, {Stats({{"mean", 1.0}})})});
+  b.Records({Record(0, "add", {}, {Stats({{"l2", 1.0}})})});
   CompareOptions options;
   options.a = a.dir();
   options.b = b.dir();
@@ -323,9 +327,9 @@ TEST(Unstorable, ExplainNeverCallsWhatItCannotSeeIdentical) {
         // A not-stored input, outputs that differ: not judged (origin or inherited?).
         Record(2, "add_", {File("tensors/x.npy"), NotStored()}, {File("tensors/y.npy")}),
         // Statistics only, but none recorded: empty against empty is not "equal".
-        Record(3, "relu", Json::array(), {Stats(Json::object())}),
+        Record(3, "relu", {}, {Stats(Json::object())}),
         // Statistics that differ without the l2 norms that would tell rounding: not judged.
-        Record(4, "relu", Json::array(), {Stats({{"min", on_b ? 0.5 : 0.25}})}),
+        Record(4, "relu", {}, {Stats({{"min", on_b ? 0.5 : 0.25}})}),
     });
   }
   const ExplainReport report = Explain(a, b);
@@ -371,10 +375,8 @@ TEST(Unstorable, ExplainShowsTheSourceBesideAnOrigin) {
   Dump a(tmp.File("a")), b(tmp.File("b"));
   const Json source = {
       {"file", "model.py"}, {"line", 42}, {"function", "forward"}, {"code", "h = self.fc(x)"}};
-  a.Records(
-      {Record(0, "relu", Json::array(), {Stats({{"l2", 1.0}, {"nan", 0}})}, {{"source", source}})});
-  b.Records(
-      {Record(0, "relu", Json::array(), {Stats({{"l2", 2.0}, {"nan", 0}})}, {{"source", source}})});
+  a.Records({Record(0, "relu", {}, {Stats({{"l2", 1.0}, {"nan", 0}})}, {{"source", source}})});
+  b.Records({Record(0, "relu", {}, {Stats({{"l2", 2.0}, {"nan", 0}})}, {{"source", source}})});
   const ExplainReport report = Explain(a, b);
   ASSERT_EQ(report.origins().size(), 1u);
   EXPECT_EQ(report.ops[0].cause, Cause::kAlgorithmic);
@@ -387,7 +389,7 @@ TEST(Unstorable, ExplainShowsTheSourceBesideAnOrigin) {
   EXPECT_EQ(doc["origins"][0]["source"], source);
   // Without a source, no key: absent, not null.
   Dump c(tmp.File("c"));
-  c.Records({Record(0, "relu", Json::array(), {Stats({{"l2", 2.0}, {"nan", 0}})})});
+  c.Records({Record(0, "relu", {}, {Stats({{"l2", 2.0}, {"nan", 0}})})});
   EXPECT_FALSE(ExplainReportJson(Explain(c, c))["ops"][0].contains("source"));
 }
 
