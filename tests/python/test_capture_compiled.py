@@ -11,9 +11,7 @@ optimizer) are recorded as before. Eager higher-order ops still are one record e
 Runs under torch 2.x (scripts/venv), with the inductor backend (g++ compiles its C++ on the
 CPU) and "aot_eager"; under Debian's torch 1.13 (no torch.compile) every test is skipped,
 naming why. Self-contained: json and numpy read the dumps back."""
-import json
 import os
-import tempfile
 import unittest
 import warnings
 
@@ -21,6 +19,7 @@ import numpy as np
 import torch
 
 import parity_dump
+from dumpv2 import manifest, records, tempdir
 
 HAS_COMPILE = hasattr(torch, "compile")
 # The ops the models' forward and backward are made of, eagerly: none may be a record.
@@ -29,17 +28,8 @@ INNER_OPS = {"addmm", "mm", "relu", "threshold_backward", "t", "permute", "sin",
              "_native_batch_norm_legit_functional", "tanh", "tanh_backward", "linear"}
 
 
-def tempdir():
-    shm = "/dev/shm"
-    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-    return tempfile.TemporaryDirectory(prefix="parity_capture_compiled_", dir=base)
-
-
 def read(dump):
-    with open(os.path.join(dump, "records.jsonl")) as f:
-        recs = [json.loads(line) for line in f]
-    with open(os.path.join(dump, "manifest.json")) as f:
-        return recs, json.load(f)
+    return records(dump), manifest(dump)
 
 
 class Net(torch.nn.Module):

@@ -9,9 +9,7 @@ the capture. Every step gives bitwise the results it gives without the capture.
 
 Runs under Debian's torch 1.13 and under torch 2.x (scripts/venv); what a torch lacks is a
 skipped test naming why. Self-contained: json and numpy read the dumps back."""
-import json
 import os
-import tempfile
 import unittest
 import warnings
 from unittest import mock
@@ -23,22 +21,10 @@ from torch.utils import _python_dispatch as python_dispatch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import parity_dump
+from dumpv2 import records, tempdir
 from parity_dump import tensors as dump_tensors
 
 TORCH_1 = torch.__version__.startswith("1.")
-
-
-def tempdir():
-    """A TemporaryDirectory in memory (/dev/shm) where there is one."""
-    shm = "/dev/shm"
-    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-    return tempfile.TemporaryDirectory(prefix="parity_capture_robust_", dir=base)
-
-
-def records(dump):
-    """The records of `dump`, in file order (every line must be complete JSON)."""
-    with open(os.path.join(dump, "records.jsonl")) as f:
-        return [json.loads(line) for line in f]
 
 
 def entries(recs):
