@@ -334,6 +334,55 @@ TEST(BuiltinRules, EachFiresOnItsClausesAndNotWithoutOne) {
   EXPECT_GE(rules, 1);
 }
 
+TEST(BuiltinRules, HipblasltAllowTf32IsReadFrom27To29Only) {
+  auto kb = env::BuiltinKnowledge();
+  ASSERT_TRUE(kb.ok()) << kb.status().message();
+  Observed o = With({{"HIPBLASLT_ALLOW_TF32", "1"}}, {"amd"});
+  o.versions["torch"] = "2.6.0+rocm6.2";
+  EXPECT_TRUE(Fires(**kb, o, "hipblaslt-tf32-before-2.7"));
+  EXPECT_FALSE(Fires(**kb, o, "hipblaslt-tf32"));
+  for (const char* v : {"2.7.0+rocm6.3", "2.9.1+rocm6.4"}) {
+    o.versions["torch"] = v;
+    EXPECT_TRUE(Fires(**kb, o, "hipblaslt-tf32")) << v;
+    EXPECT_FALSE(Fires(**kb, o, "hipblaslt-tf32-not-read")) << v;
+  }
+  o.versions["torch"] = "2.10.0+rocm7.0";
+  EXPECT_TRUE(Fires(**kb, o, "hipblaslt-tf32-not-read"));
+  EXPECT_FALSE(Fires(**kb, o, "hipblaslt-tf32"));
+  // allow_tf32 without the variable: without effect on 2.7 to 2.9 only.
+  Observed unset = With({{"torch.backends.cuda.matmul.allow_tf32", "true"}}, {"amd"});
+  unset.versions["torch"] = "2.8.0+rocm6.4";
+  EXPECT_TRUE(Fires(**kb, unset, "hipblaslt-tf32-missing"));
+  unset.versions["torch"] = "2.10.0+rocm7.0";
+  EXPECT_FALSE(Fires(**kb, unset, "hipblaslt-tf32-missing"));
+}
+
+TEST(BuiltinRules, Fp32PrecisionRulesFollowTheTorchThatHasTheSetting) {
+  auto kb = env::BuiltinKnowledge();
+  ASSERT_TRUE(kb.ok()) << kb.status().message();
+  // torch 2.14's defaults on a CUDA build: cuDNN's conv and rnn are tf32, matmuls none.
+  Observed o = With({{"torch.backends.fp32_precision", "none"},
+                     {"torch.backends.cuda.matmul.fp32_precision", "none"},
+                     {"torch.backends.cudnn.conv.fp32_precision", "tf32"},
+                     {"torch.backends.cudnn.rnn.fp32_precision", "tf32"},
+                     {"torch.backends.mkldnn.matmul.fp32_precision", "none"}},
+                    {"nvidia"});
+  o.versions["torch"] = "2.14.1+cu130";
+  EXPECT_TRUE(Fires(**kb, o, "fp32-precision-conv-tf32-on-nvidia"));
+  EXPECT_TRUE(Fires(**kb, o, "fp32-precision-rnn-tf32-on-nvidia"));
+  EXPECT_FALSE(Fires(**kb, o, "fp32-precision-generic-tf32"));
+  EXPECT_FALSE(Fires(**kb, o, "fp32-precision-matmul-tf32-on-nvidia"));
+  EXPECT_FALSE(Fires(**kb, o, "fp32-precision-mkldnn-matmul-reduced"));
+  o.values["torch.backends.fp32_precision"] = "tf32";
+  o.values["torch.backends.mkldnn.matmul.fp32_precision"] = "bf16";
+  EXPECT_TRUE(Fires(**kb, o, "fp32-precision-generic-tf32"));
+  EXPECT_TRUE(Fires(**kb, o, "fp32-precision-mkldnn-matmul-reduced"));
+  // The same names recorded from a torch before 2.9 are not torch's: only "not read".
+  o.versions["torch"] = "2.8.0+cu128";
+  EXPECT_FALSE(Fires(**kb, o, "fp32-precision-conv-tf32-on-nvidia"));
+  EXPECT_TRUE(Fires(**kb, o, "kb.not-read"));
+}
+
 TEST(BuiltinRules, EachStatusOtherThanRealIsAnErrorWhenSet) {
   auto kb = env::BuiltinKnowledge();
   ASSERT_TRUE(kb.ok()) << kb.status().message();
