@@ -22,8 +22,10 @@ int RunReplay(int argc, char** argv) {
       "attrs it recorded, and compare the recorded output with it: how accurate this "
       "platform's operator was on what it was given. Each output is judged by the `auto` "
       "tolerance of `parity compare` (lambda*sqrt(K)*u with the platform's declared compute "
-      "precision); ops without a replay are SKIP with the reason. Exit 1 when any op is "
-      "outside its bound.",
+      "precision, per output and, where the op gives it, per element against its own "
+      "summands); random ops (dropout) are 'not judged', their drop rate checked against p; "
+      "ops without a replay are SKIP with the reason. Exit 1 when any op is outside its bound "
+      "or a drop rate is not p.",
       &common);
   app->add_option("dump", options.dump, "a parity-dump directory")->required();
   app->add_option("--seq", seq, "only the record with this seq");

@@ -25,6 +25,18 @@ bool Selected(const std::vector<std::string>& only, const std::string& name) {
   return false;
 }
 
+// A dump tensor's position among its record's tensors of its role ("output.1": 1).
+std::size_t SlotIndex(const Entry& e) {
+  const std::size_t dot = e.slot.rfind('.');
+  if (dot == std::string::npos) return 0;
+  std::size_t index = 0;
+  for (std::size_t i = dot + 1; i < e.slot.size(); ++i) {
+    if (e.slot[i] < '0' || e.slot[i] > '9') return 0;
+    index = index * 10 + static_cast<std::size_t>(e.slot[i] - '0');
+  }
+  return index;
+}
+
 TensorContext ContextFor(const EntryPair& pair, const Side& a, const Side& b,
                          const std::string& op) {
   const Entry& e = pair.b != nullptr ? *pair.b : *pair.a;
@@ -44,7 +56,7 @@ TensorContext ContextFor(const EntryPair& pair, const Side& a, const Side& b,
                                                 : &side.dump->manifest();
   };
   return RecordContext(*e.record, e.role, e.meta.dtype, e.meta.shape,
-                       {manifest(a, pair.a), manifest(b, pair.b)});
+                       {manifest(a, pair.a), manifest(b, pair.b)}, SlotIndex(e));
 }
 
 // For `auto` on a reduction op's output in a dump: the scale of its summands, from B's inputs.
@@ -66,7 +78,7 @@ Status ApplySummandScale(const Entry& e, Tolerance* t) {
     params.emplace_back(key, std::move(tensor));
   }
   PARITY_ASSIGN_OR_RETURN(std::optional<double> scale,
-                          SummandScale(r.op, *t->k, inputs, params, r.attrs));
+                          SummandScale(r.op, *t->k, inputs, params, r.attrs, SlotIndex(e)));
   if (scale) {
     t->needs_output_scale = false;
     t->scale = *scale;

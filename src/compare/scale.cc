@@ -107,6 +107,8 @@ Result<std::optional<double>> LayerNormScale(const Tensor& x, int64_t cols, cons
     for (std::size_t j = 0; j < c; ++j) var += (xs[r + j] - mean) * (xs[r + j] - mean);
     const double rstd = 1.0 / std::sqrt(var / static_cast<double>(c) + eps);
     for (std::size_t j = 0; j < c; ++j) {
+      // x·(rstd·w) − mean·(rstd·w) rounds each product, even where x is the mean (torch 1.13
+      // leaves 4e-4 of a one-element row's y = b; 2.x cancels it exactly).
       const double term =
           (std::fabs(xs[r + j]) + std::fabs(mean)) * rstd * std::fabs(w[j]) + std::fabs(b[j]);
       if (std::isfinite(term)) sum += term * term;
@@ -115,11 +117,66 @@ Result<std::optional<double>> LayerNormScale(const Tensor& x, int64_t cols, cons
   return std::optional<double>(std::sqrt(sum / static_cast<double>(xs.size())));
 }
 
+// Which of (grad_input, grad_weight, grad_bias) output `index` is under attrs' output_mask.
+std::size_t MaskedOutput(const Json& attrs, std::size_t index) {
+  const auto it = attrs.find("output_mask");
+  if (it == attrs.end() || !it->is_array()) return index;
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    if ((*it)[i].is_boolean() && !(*it)[i].get<bool>()) continue;
+    if (seen++ == index) return i;
+  }
+  return index;
+}
+
+// The scales of the backward ops' outputs (scale.h), or nothing for other ops.
+Result<std::optional<double>> BackwardScale(const std::string& op, int64_t k,
+                                            const std::vector<Tensor>& inputs, const Json& attrs,
+                                            std::size_t output) {
+  const std::size_t which = MaskedOutput(attrs, output);
+  const double kk = static_cast<double>(k);
+  if (op == "convolution_backward" && inputs.size() >= 3) {
+    PARITY_ASSIGN_OR_RETURN(double mg, MeanSquare(inputs[0]));
+    if (which == 2) return std::optional<double>(std::sqrt(kk * mg));
+    PARITY_ASSIGN_OR_RETURN(double mo, MeanSquare(inputs[which == 0 ? 2 : 1]));
+    return std::optional<double>(std::sqrt(kk * mg * mo));
+  }
+  if (op == "native_layer_norm_backward" && inputs.size() >= 4) {
+    // (grad_out, input, mean, rstd[, weight][, bias])
+    PARITY_ASSIGN_OR_RETURN(double mg, MeanSquare(inputs[0]));
+    if (which != 0) return std::optional<double>(std::sqrt(kk * mg));
+    PARITY_ASSIGN_OR_RETURN(double mr, MeanSquare(inputs[3]));
+    double mw = 1.0;
+    if (inputs.size() >= 5 && attrs.value("weight", Json(0)) != Json(nullptr)) {
+      PARITY_ASSIGN_OR_RETURN(mw, MeanSquare(inputs[4]));
+    }
+    return std::optional<double>(std::sqrt(3.0 * mg * mw * mr));
+  }
+  if (op == "native_batch_norm_backward" && inputs.size() >= 2 && which != 0) {
+    // dweight Σ g·x̂ and dbias Σ g over n = N·H·W per channel (x̂ has unit rms).
+    const auto& xs = inputs[1].meta().shape;
+    if (xs.size() < 2 || xs[1] <= 0) return std::optional<double>();
+    const double n = static_cast<double>(inputs[1].numel() / xs[1]);
+    PARITY_ASSIGN_OR_RETURN(double mg, MeanSquare(inputs[0]));
+    return std::optional<double>(std::sqrt(n * mg));
+  }
+  return std::optional<double>();
+}
+
 }  // namespace
 
 Result<std::optional<double>> SummandScale(
     const std::string& raw_op, int64_t k, const std::vector<Tensor>& all_inputs,
-    const std::vector<std::pair<std::string, Tensor>>& params, const Json& attrs) {
+    const std::vector<std::pair<std::string, Tensor>>& params, const Json& attrs,
+    std::size_t output) {
+  if (k <= 0) return std::optional<double>();
+  for (const Tensor& t : all_inputs) {
+    if (t.numel() == 0) return std::optional<double>();
+  }
+  if (raw_op == "convolution_backward" || raw_op == "native_layer_norm_backward" ||
+      raw_op == "native_batch_norm_backward") {
+    return BackwardScale(raw_op, k, all_inputs, attrs, output);
+  }
   // aten's ops are scaled as their family (tolerance.h: addmm as matmul of mat1 and mat2).
   const OpFamily family = FamilyOf(raw_op);
   const std::string& op = family.name;
@@ -182,6 +239,22 @@ Result<std::optional<double>> SummandScale(
     PARITY_ASSIGN_OR_RETURN(double mw, MeanSquare(*w));
     return std::optional<double>(std::sqrt(static_cast<double>(k) * mx * mw));
   }
+  if ((op == "layer_norm" || op == "batch_norm") && output == 1) {
+    // The statistics' mean over n elements (a row of normalized_shape; a channel's N·H·W):
+    // n terms x / n, whose ℓ2 norm is rms(x)·√n / n.
+    int64_t n = 0;
+    if (op == "batch_norm" && xs.size() >= 2 && xs[1] > 0) {
+      n = x.numel() / xs[1];
+    } else if (const auto shape = attrs.find("normalized_shape");
+               op == "layer_norm" && shape != attrs.end() && shape->is_array()) {
+      n = 1;
+      for (const Json& d : *shape) n *= d.is_number_integer() ? d.get<int64_t>() : 1;
+    }
+    if (n <= 0) return std::optional<double>();
+    PARITY_ASSIGN_OR_RETURN(double mx, MeanSquare(x));
+    return std::optional<double>(std::sqrt(mx / static_cast<double>(n)));
+  }
+  if (output != 0) return std::optional<double>();  // rstd and the like: the output's rms
   if (op == "layer_norm") {
     const auto shape = attrs.find("normalized_shape");
     if (shape == attrs.end() || !shape->is_array()) return std::optional<double>();

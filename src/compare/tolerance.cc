@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -35,29 +36,7 @@ bool IsMatmulFamily(const std::string& op) {
 
 bool IsConvFamily(const std::string& op) {
   const std::string family = FamilyOf(op).name;
-  return family == "conv1d" || family == "conv2d";
-}
-
-int64_t Product(const std::vector<int64_t>& dims, std::size_t from = 0) {
-  int64_t p = 1;
-  for (std::size_t i = from; i < dims.size(); ++i) p *= dims[i];
-  return p;
-}
-
-// A dim attribute, possibly negative, normalised against `rank`.
-std::optional<std::size_t> Dim(const Json& value, std::size_t rank) {
-  if (!value.is_number_integer() || rank == 0) return std::nullopt;
-  int64_t d = value.get<int64_t>();
-  if (d < 0) d += static_cast<int64_t>(rank);
-  if (d < 0 || d >= static_cast<int64_t>(rank)) return std::nullopt;
-  return static_cast<std::size_t>(d);
-}
-
-const std::vector<int64_t>* Param(const TensorContext& c, const char* name) {
-  for (const auto& [key, shape] : c.param_shapes) {
-    if (key == name) return &shape;
-  }
-  return nullptr;
+  return family == "conv1d" || family == "conv2d" || family == "convolution_backward";
 }
 
 Tolerance Torch(DType dtype, std::string reason) {
@@ -100,7 +79,8 @@ Tolerance Auto(const ToleranceRequest& request, const TensorContext& c) {
   }
   std::optional<int64_t> k = request.k;
   double lambda = request.lambda;
-  if (op_class == OpClass::kElementwise) {
+  const bool no_sum = op_class == OpClass::kReduction && ReducesNothing(c);
+  if (op_class == OpClass::kElementwise || no_sum) {
     k = 1;
     lambda = kElementwiseLambda;
   }
@@ -151,8 +131,10 @@ Tolerance Auto(const ToleranceRequest& request, const TensorContext& c) {
     t.scale_source = "output rms";
   }
   t.reason = fmt::format("{}{}K={}: λ·√K·u = {:.3g}·√{}·2^{} ({}{}{})", in_dump ? c.op + " " : "",
-                         op_class == OpClass::kElementwise ? "is elementwise, " : "", *t.k,
-                         t.lambda, *t.k, std::lround(std::log2(t.u_compute)), t.compute,
+                         op_class == OpClass::kElementwise ? "is elementwise, "
+                         : no_sum                          ? "sums nothing here, "
+                                                           : "",
+                         *t.k, t.lambda, *t.k, std::lround(std::log2(t.u_compute)), t.compute,
                          why_compute.empty() ? "" : ", ", why_compute);
   return t;
 }
@@ -352,7 +334,8 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                      "tanh_backward",
                                                      "gelu_backward",
                                                      "mse_loss_backward",
-                                                     "binary_cross_entropy_backward"};
+                                                     "binary_cross_entropy_backward",
+                                                     "reciprocal"};
   static const std::set<std::string> kMovement = {"relu",
                                                   "gather",
                                                   "transpose",
@@ -379,115 +362,15 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                   "zero",
                                                   "clone",
                                                   "_to_copy",
-                                                  "stack"};
+                                                  "stack",
+                                                  "neg",
+                                                  "clamp",
+                                                  "clamp_min",
+                                                  "clamp_max"};
   if (kReductions.count(op)) return OpClass::kReduction;
   if (kElementwise.count(op)) return OpClass::kElementwise;
   if (kMovement.count(op)) return OpClass::kDataMovement;
   return OpClass::kUnknown;
-}
-
-std::optional<int64_t> ReductionLength(const TensorContext& c) {
-  const OpFamily family = FamilyOf(c.op);
-  auto input = [&](std::size_t i) -> const std::vector<int64_t>* {
-    i += family.first_input;
-    return i < c.input_shapes.size() ? &c.input_shapes[i] : nullptr;
-  };
-  const std::vector<int64_t>* in0 = input(0);
-  const std::vector<int64_t>* in1 = input(1);
-  const std::string& op = family.name;
-  if (op == "linear") {
-    if (const auto* w = Param(c, "weight"); w && w->size() == 2) return (*w)[1];
-    if (in1 && in1->size() == 2) return (*in1)[1];
-    if (in0 && !in0->empty()) return in0->back();
-  } else if (op == "matmul" || op == "bmm") {
-    if (in0 && !in0->empty()) return in0->back();
-  } else if (op == "conv1d" || op == "conv2d") {
-    const std::vector<int64_t>* w = Param(c, "weight");
-    if (!w) w = in1;
-    if (w && w->size() >= 3) return Product(*w, 1);
-  } else if (op == "softmax" || op == "log_softmax" || op == "cumsum") {
-    if (in0 && in0->empty()) return 1;  // a 0-d tensor
-    if (in0) {
-      const auto d = Dim(c.attrs.value("dim", Json(-1)), in0->size());
-      if (d) return (*in0)[*d];
-    }
-  } else if (op == "layer_norm" || op == "rms_norm") {
-    // Normalisations pass twice over K elements (mean, variance), then add eps, take a square
-    // root, divide, scale and shift: 2K + 8 roundings in all, which matters for small K.
-    const auto it = c.attrs.find("normalized_shape");
-    if (it != c.attrs.end() && it->is_array()) {
-      int64_t k = 1;
-      for (const Json& d : *it) {
-        if (!d.is_number_integer()) return std::nullopt;
-        k *= d.get<int64_t>();
-      }
-      return 2 * k + 8;
-    }
-    if (in0 && !in0->empty()) return 2 * in0->back() + 8;
-  } else if (op == "batch_norm") {
-    if (in0 && in0->size() >= 2 && (*in0)[1] > 0) return 2 * (Product(*in0) / (*in0)[1]) + 8;
-  } else if (op == "sum" || op == "mean") {
-    if (!in0) return std::nullopt;
-    const auto it = c.attrs.find("dim");
-    if (it == c.attrs.end() || it->is_null() || (it->is_array() && it->empty())) {
-      return Product(*in0);  // aten's sum.dim_IntList takes dim=[] as every dim
-    }
-    if (in0->empty()) return 1;
-    std::vector<Json> dims = it->is_array() ? it->get<std::vector<Json>>() : std::vector<Json>{*it};
-    int64_t k = 1;
-    for (const Json& d : dims) {
-      const auto dim = Dim(d, in0->size());
-      if (!dim) return std::nullopt;
-      k *= (*in0)[*dim];
-    }
-    return k;
-  } else if (op == "native_layer_norm_backward") {
-    // dx reduces over a row, dweight and dbias over the rows: the longer of the two.
-    const auto it = c.attrs.find("normalized_shape");
-    if (in1 && it != c.attrs.end() && it->is_array()) {
-      int64_t k = 1;
-      for (const Json& d : *it)
-        k *= d.is_number_integer() ? std::max<int64_t>(d.get<int64_t>(), 1) : 1;
-      return std::max(k, Product(*in1) / k);
-    }
-  } else if (op == "convolution_backward") {
-    // dweight reduces over images and pixels, dinput over out channels and the kernel.
-    const std::vector<int64_t>* w = input(2);
-    if (in0 && w && in0->size() >= 2 && w->size() >= 2 && (*in0)[1] > 0 && (*w)[0] > 0) {
-      return std::max<int64_t>({Product(*in0) / (*in0)[1], Product(*w) / (*w)[1], 1});
-    }
-  } else if (op == "embedding_renorm_") {
-    if (in0 && in0->size() == 2) return (*in0)[1];
-  } else if (op == "_embedding_bag" || op == "nll_loss_forward") {
-    if (in1) return std::max<int64_t>(Product(*in1), 1);  // every index in one bag, at most
-  } else if (op == "mse_loss" || op == "binary_cross_entropy_with_logits") {
-    if (in0) return std::max<int64_t>(Product(*in0), 1);
-  } else if (op == "avg_pool2d") {
-    const Json kernel = c.attrs.value("kernel_size", Json());
-    if (kernel.is_array() && !kernel.empty() && kernel.size() <= 2 &&
-        std::all_of(kernel.begin(), kernel.end(),
-                    [](const Json& v) { return v.is_number_integer(); })) {
-      const int64_t kh = kernel[0].get<int64_t>(), kw = kernel[kernel.size() - 1].get<int64_t>();
-      return std::max<int64_t>(kh * kw, 1);
-    }
-  } else if (op == "_adaptive_avg_pool2d") {
-    const Json size = c.attrs.value("output_size", Json());
-    if (in0 && in0->size() >= 2 && size.is_array() && size.size() == 2 &&
-        size[0].is_number_integer() && size[1].is_number_integer() && size[0].get<int64_t>() > 0 &&
-        size[1].get<int64_t>() > 0) {
-      // A window spans at most ceil(H / out) + 1 rows and as many columns.
-      const int64_t h = (*in0)[in0->size() - 2], w = in0->back();
-      const int64_t oh = size[0].get<int64_t>(), ow = size[1].get<int64_t>();
-      return ((h + oh - 1) / oh + 1) * ((w + ow - 1) / ow + 1);
-    }
-  } else if (op == "scaled_dot_product_attention") {
-    // Three reductions in a chain, each adding its rounding: Q·Kᵀ over E, the softmax's sum
-    // over S, and the weights times V over S.
-    if (in0 && in1 && in0->size() >= 2 && in1->size() >= 2) {
-      return in0->back() + 2 * (*in1)[in1->size() - 2];
-    }
-  }
-  return std::nullopt;
 }
 
 Tolerance ResolveTolerance(const ToleranceRequest& request, const std::vector<ToleranceRule>& rules,

@@ -6,6 +6,7 @@
 #define PARITY_COMPARE_TOLERANCE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,11 @@ struct Tolerance {
   /// atol = atol_per_scale · scale, once the scale is known.
   double atol_per_scale = 0.0;
   std::optional<double> scale;
-  std::string scale_source;         ///< "summands" (from the op's inputs) or "output rms"
+  std::string scale_source;  ///< "summands", "summands per element" or "output rms"
+  /// Per output element (C order), the ℓ2 norm of the summands it is a sum of, where the op
+  /// gives it (replay's bilinear ops); the abs/rel criterion then allows
+  /// atol_per_scale·element_scale[i] + rtol·|b| at element i, and `scale` holds their rms.
+  std::shared_ptr<const std::vector<double>> element_scale;
   bool needs_output_scale = false;  ///< scale still to come from the reference output's rms
   std::string reason;               ///< one line: why this tolerance
 
@@ -83,6 +88,9 @@ struct TensorContext {
   /// role of this tensor ("output", "input", "param"); empty for plain files.
   std::string op;
   std::string role;
+  /// The tensor's position among the record's tensors of its role: which output of a
+  /// multi-output op (convolution_backward's grad_input, grad_weight, grad_bias) is judged.
+  std::size_t index = 0;
   Json attrs = Json::object();
   std::vector<std::vector<int64_t>> input_shapes;
   std::vector<std::pair<std::string, std::vector<int64_t>>> param_shapes;
@@ -108,8 +116,14 @@ OpFamily FamilyOf(const std::string& op);
 enum class OpClass { kReduction, kElementwise, kDataMovement, kUnknown };
 OpClass ClassifyOp(const std::string& op);
 
-/// The reduction length of an op's output from its inputs, params and attrs, if it can tell.
+/// The reduction length of an op's output (output `context.index`) from its inputs, params
+/// and attrs, if it can tell: per output for multi-output ops (convolution_backward with
+/// `groups`, the norms' backward), 1 for a loss with reduction 'none'.
 std::optional<int64_t> ReductionLength(const TensorContext& context);
+
+/// Whether output `context.index` of a reduction op computes no sum here: a loss with
+/// reduction 'none' (judged as elementwise), nll_loss's gather.
+bool ReducesNothing(const TensorContext& context);
 
 /// The tolerance for one tensor named `name`: the first matching rule, else the request.
 Tolerance ResolveTolerance(const ToleranceRequest& request, const std::vector<ToleranceRule>& rules,

@@ -12,24 +12,35 @@
 #include "core/dtype.h"
 #include "explain/precision.h"
 #include "explain/record_checks.h"
+#include "explain/side_evidence.h"
 #include "oracle/replay.h"
 
 namespace parity {
 namespace {
 
 using explain_internal::AttrDifference;
+using explain_internal::BoundText;
+using explain_internal::ComparableErrors;
 using explain_internal::CompareMasks;
 using explain_internal::Difference;
+using explain_internal::Evaluate;
 using explain_internal::ExplainFromStats;
 using explain_internal::ExplainNotComparable;
 using explain_internal::HasStatsOnly;
 using explain_internal::IsCastOp;
 using explain_internal::IsRandomOp;
+using explain_internal::kComparableErrors;
+using explain_internal::LocalText;
 using explain_internal::MaskTest;
+using explain_internal::MatchText;
 using explain_internal::NotComparableTensors;
+using explain_internal::PrecisionEvidence;
 using explain_internal::RateAgrees;
 using explain_internal::SamplesAgree;
 using explain_internal::Sci;
+using explain_internal::ShareText;
+using explain_internal::SideEval;
+using explain_internal::SidePrecision;
 using explain_internal::StructuralMismatch;
 
 bool AllFinite(const OpCall& call) {
@@ -39,88 +50,6 @@ bool AllFinite(const OpCall& call) {
   return std::all_of(call.inputs.begin(), call.inputs.end(), finite) &&
          std::all_of(call.params.begin(), call.params.end(),
                      [&](const auto& p) { return finite(p.second); });
-}
-
-std::string MatchText(double rel_rmse) {
-  return rel_rmse == 0.0 ? "exactly" : "to " + Sci(rel_rmse) + " (relative rms)";
-}
-
-// " at 99.6% of its elements" where a replay agrees with fewer than all of them.
-std::string ShareText(double share) {
-  return share < 1.0 ? fmt::format(" at {:.1f}% of its elements", 100.0 * share) : "";
-}
-
-// --- one side against the oracle -------------------------------------------------------------
-
-struct SideEval {
-  bool replayed = false;
-  std::string not_replayed;  // why, when not
-  std::vector<Array> oracle;
-  Tolerance tolerance;  // the first output's, at float32 compute
-  Agreement local;
-  bool within() const { return replayed && local.within_bound(); }
-};
-
-std::string StripPrefix(std::string message) {
-  constexpr std::string_view kPrefix = "not replayable: ";
-  if (message.starts_with(kPrefix)) message.erase(0, kPrefix.size());
-  return message;
-}
-
-// Replays one side and judges its outputs against the float32 bound of `auto`.
-Result<SideEval> Evaluate(const DumpRecord& record, const LoadedRecord& loaded) {
-  SideEval e;
-  if (!Replayable(record.op)) {
-    e.not_replayed = NotReplayableReason(record);
-    return e;
-  }
-  auto replayed = Replay(loaded.call);
-  if (!replayed.ok()) {
-    e.not_replayed = StripPrefix(replayed.status().message());
-    return e;
-  }
-  if (replayed->size() != loaded.outputs.size()) {
-    e.not_replayed = fmt::format("the replay gives {} outputs, the record has {}", replayed->size(),
-                                 loaded.outputs.size());
-    return e;
-  }
-  e.oracle = std::move(*replayed);
-  for (std::size_t i = 0; i < e.oracle.size(); ++i) {
-    if (e.oracle[i].shape != loaded.outputs[i].meta().shape) {
-      e.not_replayed = "the replay's output shape differs from the record's";
-      e.oracle.clear();
-      return e;
-    }
-    PARITY_ASSIGN_OR_RETURN(Tolerance t, OutputTolerance(record, loaded, i, {}));
-    if (t.needs_output_scale) {
-      double sq = 0.0;
-      int64_t n = 0;
-      for (double x : e.oracle[i].data) {
-        if (std::isfinite(x)) sq += x * x, ++n;
-      }
-      t.SetOutputScale(n > 0 ? std::sqrt(sq / static_cast<double>(n)) : 0.0);
-    }
-    const Array& got = loaded.call.recorded_outputs[i];
-    if (t.criterion == Criterion::kBitwise) {
-      // Data movement: the oracle rounded to the stored dtype, exactly.
-      const Tensor rounded = FromArray(e.oracle[i], loaded.outputs[i].dtype(), "oracle");
-      PARITY_ASSIGN_OR_RETURN(Array want, ToArray(rounded));
-      e.local.Add(got, want, 0.0, 0.0);
-    } else if (t.criterion == Criterion::kUlps) {
-      e.local.Add(got, e.oracle[i], 0.0, 2.0 * static_cast<double>(t.max_ulps) * t.u_storage);
-    } else {
-      e.local.Add(got, e.oracle[i], t.atol, t.rtol);
-    }
-    if (i == 0) e.tolerance = t;
-  }
-  e.replayed = true;
-  return e;
-}
-
-std::string BoundText(const Tolerance& t) {
-  if (t.criterion == Criterion::kBitwise) return "bitwise";
-  if (t.k) return fmt::format("the float32 bound λ√K·u, K={}", *t.k);
-  return "the float32 bound";
 }
 
 // --- reduced precision -----------------------------------------------------------------------
@@ -161,71 +90,6 @@ std::optional<Precision> CastDown(const std::string& op, const LoadedRecord& x,
 }
 
 std::string Side(bool b) { return b ? "B" : "A"; }
-
-std::string LocalText(const std::string& side, const SideEval& e) {
-  if (!e.replayed) return fmt::format("{} not replayed ({})", side, e.not_replayed);
-  return fmt::format("{}'s local error {} of rms", side, Sci(e.local.rel_rmse()));
-}
-
-// What the side's manifest declared about the precision found (framework.settings), if
-// anything: a setting that says the mode was off points at a library that ignored it.
-std::string ManifestNote(const std::string& side, const Json& manifest, const std::string& op,
-                         Precision p) {
-  const Json* settings = nullptr;
-  if (auto f = manifest.find("framework"); f != manifest.end() && f->is_object()) {
-    if (auto s = f->find("settings"); s != f->end() && s->is_object()) settings = &*s;
-  }
-  if (settings == nullptr) return "";
-  const std::string family = FamilyOf(op).name;
-  const bool conv = family == "conv1d" || family == "conv2d";
-  if (p == Precision::kTf32) {
-    const char* key = conv ? "allow_tf32_cudnn" : "allow_tf32_matmul";
-    auto it = settings->find(key);
-    if (it == settings->end() || !it->is_boolean()) return "";
-    return it->get<bool>() ? fmt::format("; {}'s manifest allows it ({} = true)", side, key)
-                           : fmt::format(
-                                 "; yet {}'s manifest says {} = false: the setting did not reach "
-                                 "the library that ran it",
-                                 side, key);
-  }
-  if (p == Precision::kBFloat16 && !conv) {
-    auto it = settings->find("float32_matmul_precision");
-    if (it != settings->end() && it->is_string() && it->get<std::string>() == "medium") {
-      return fmt::format("; {}'s manifest allows it (float32_matmul_precision = medium)", side);
-    }
-  }
-  return "";
-}
-
-// The evidence for one side's reduced precision, or nothing when no test names one.
-std::optional<std::string> PrecisionEvidence(const std::string& side, const std::string& op,
-                                             const LoadedRecord& l, const SideEval& e,
-                                             const Json& manifest, Precision* found) {
-  const PrecisionFinding f =
-      InferPrecision(l.call, l.call.recorded_outputs, e.tolerance, e.local.rmse());
-  if (!f.precision) return std::nullopt;
-  *found = *f.precision;
-  std::string text = fmt::format("{} is beyond {}", LocalText(side, e), BoundText(e.tolerance));
-  if (!f.magnitude.empty()) text += " (" + f.magnitude + ")";
-  if (f.variant) {
-    text += fmt::format("; a replay with {} matches {} {}{}: {} ran in {}", f.variant->Describe(),
-                        side, MatchText(f.variant_rel_rmse), ShareText(f.variant_share), op,
-                        PrecisionName(*f.precision));
-    if (f.variant->precision == Precision::kTf32) {
-      text += fmt::format(" ({})", RoundingName(f.variant->rounding));
-    }
-    for (const Variant& v : f.equally_close) {
-      text += fmt::format(" (one with {} matches equally: the data cannot tell them apart)",
-                          v.Describe());
-    }
-  } else {
-    text += fmt::format(
-        "; {}'s outputs all lie on the {} grid, though no replay variant "
-        "reproduces them: {} stored or computed in {}",
-        side, PrecisionName(*f.precision), op, PrecisionName(*f.precision));
-  }
-  return text + ManifestNote(side, manifest, op, *f.precision);
-}
 
 std::string InputNote(const OpExplanation& e) {
   if (e.inputs_identical) return "";
@@ -464,20 +328,34 @@ Result<OpExplanation> ExplainPair(const DumpDir& a, const DumpRecord* ra, const 
     }
     // Beyond the float32 bound on at least one side: which precision reproduces it?
     std::vector<std::string> evidence;
-    std::optional<Precision> precision_b, precision_a;
+    std::optional<SidePrecision> precision_b, precision_a;
     for (bool on_b : {true, false}) {
       const SideEval& ex = on_b ? eb : ea;
       if (ex.within()) continue;
-      Precision p{};
-      if (auto text = PrecisionEvidence(Side(on_b), e.op, on_b ? lb : la, ex,
-                                        on_b ? b.ManifestFor(*rb) : a.ManifestFor(*ra), &p)) {
-        evidence.push_back(*text);
-        (on_b ? precision_b : precision_a) = p;
+      if (auto found = PrecisionEvidence(Side(on_b), e.op, on_b ? lb : la, ex,
+                                         on_b ? b.ManifestFor(*rb) : a.ManifestFor(*ra))) {
+        evidence.push_back(found->text);
+        (on_b ? precision_b : precision_a) = std::move(found);
       }
+    }
+    // Both beyond by comparable errors: the bound is too tight for this call (A, the trusted
+    // side, misses it as far), not a divergence B starts; unless a precision found on inputs
+    // that differ explains it.
+    if (!ea.within() && !eb.within() && ComparableErrors(ea, eb) &&
+        (e.inputs_identical || (!precision_a && !precision_b))) {
+      e.cause = Cause::kNotJudged;
+      e.bound_too_tight = true;
+      e.reason = fmt::format(
+          "the bound is too tight here: both runs exceed {} by comparable errors ({}; within "
+          "{}x of each other), so it cannot tell whether either computes {} worse than the other",
+          BoundText(eb.tolerance), locals, kComparableErrors, e.op);
+      for (const std::string& text : evidence) e.reason += "; " + text;
+      e.reason += InputNote(e);
+      return e;
     }
     if (precision_b || precision_a) {
       e.cause = Cause::kReducedPrecision;
-      e.effective_precision = PrecisionName(precision_b ? *precision_b : *precision_a);
+      e.effective_precision = (precision_b ? *precision_b : *precision_a).Name();
       std::string text = evidence[0];
       for (std::size_t i = 1; i < evidence.size(); ++i) text += "; also " + evidence[i];
       const bool a_within = ea.within(), b_within = eb.within();

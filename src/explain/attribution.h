@@ -49,8 +49,12 @@ struct OpExplanation {
   std::optional<double> input_diff, output_diff;
   bool inputs_identical = true;
   bool params_differ = false;
-  /// The inferred reduced precision ("tf32", "bf16", "fp16"), for reduced-precision only.
+  /// The inferred reduced precision ("tf32", "bf16", "fp16", or "fp16|tf32" where the
+  /// evidence cannot tell those two apart), for reduced-precision only.
   std::optional<std::string> effective_precision;
+  /// Both sides replayed beyond the float32 bound by comparable errors (not-judged): the
+  /// bound is too tight for this call. The report warns of it.
+  bool bound_too_tight = false;
   std::optional<double> time_us_a, time_us_b;
   /// Where the user's code called the op (A's record's `source`, else B's); absent when
   /// neither records one.

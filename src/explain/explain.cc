@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "compare/entries.h"
+#include "explain/side_evidence.h"
 #include "io/dump.h"
 
 namespace parity {
@@ -131,6 +132,10 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
   // rank's first call whose outputs differ, inputs that differ came from no recorded op: data.
   std::map<int64_t, int64_t> first_step;
   std::set<int64_t> diverged_ranks;
+  // Ops whose bound both runs exceed by comparable errors: the first such call's figures and
+  // how many more, in the order first seen (one warning per op).
+  std::vector<std::pair<const OpExplanation*, int64_t>> too_tight;
+  std::map<std::string, std::size_t> too_tight_at;
   for (const auto& [ra, rb] : pairs) {
     const DumpRecord& any = ra != nullptr ? *ra : *rb;
     first_step.try_emplace(any.rank, any.step);
@@ -180,6 +185,24 @@ Result<ExplainReport> RunExplain(const ExplainOptions& options) {
       report.slowest_on_b.push_back({e.seq, e.step, e.name, e.op, *e.time_us_a, *e.time_us_b});
     }
     report.ops.push_back(std::move(e));
+  }
+  for (const OpExplanation& e : report.ops) {
+    if (!e.bound_too_tight) continue;
+    auto [it, first] = too_tight_at.try_emplace(e.op, too_tight.size());
+    if (first) {
+      too_tight.emplace_back(&e, 0);
+    } else {
+      ++too_tight[it->second].second;
+    }
+  }
+  for (const auto& [e, more] : too_tight) {
+    report.warnings.push_back(fmt::format(
+        "the bound for {} is too tight here: both runs exceed it (A {:.2g}, B {:.2g} relative rms "
+        "error against the float64 replay, within {}x of each other; seq {} '{}', step {}, {}){}: "
+        "not judged, not an origin",
+        e->op, e->local_err_a.value_or(0.0), e->local_err_b.value_or(0.0),
+        explain_internal::kComparableErrors, e->seq, e->name, e->step, e->pass,
+        more > 0 ? fmt::format(", and in {} more call{}", more, more == 1 ? "" : "s") : ""));
   }
   std::stable_sort(report.slowest_on_b.begin(), report.slowest_on_b.end(),
                    [](const SlowOp& x, const SlowOp& y) { return x.ratio() > y.ratio(); });

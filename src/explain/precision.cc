@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include "core/float_format.h"
 
@@ -144,11 +146,14 @@ std::optional<Precision> OutputGrid(const std::vector<Array>& outputs, int64_t m
   return std::nullopt;
 }
 
-void Agreement::Add(const Array& got, const Array& want, double atol, double rtol,
-                    std::optional<Precision> ulp_of) {
+namespace {
+
+// Adds the pairs of `got` and `want` to `a`, element j allowed allowance(j, want[j]).
+template <typename Allowance>
+void AddPairs(Agreement* a, const Array& got, const Array& want, Allowance allowance) {
   if (got.data.size() != want.data.size()) {
-    all_within = sizes_match = false;
-    ++violations;
+    a->all_within = a->sizes_match = false;
+    ++a->violations;
     return;
   }
   const std::vector<double>& g = got.data;
@@ -157,26 +162,46 @@ void Agreement::Add(const Array& got, const Array& want, double atol, double rto
     if (!std::isfinite(g[j]) || !std::isfinite(w[j])) {
       const bool same = (std::isnan(g[j]) && std::isnan(w[j])) || g[j] == w[j];
       if (!same) {
-        nonfinite_match = all_within = false;
-        ++violations;
+        a->nonfinite_match = a->all_within = false;
+        ++a->violations;
       }
       continue;
     }
     const double d = g[j] - w[j];
-    double allowed = atol + rtol * std::fabs(w[j]);
-    if (ulp_of) allowed += UlpOf(w[j], *ulp_of);
+    const double allowed = allowance(j, w[j]);
     if (std::fabs(d) > allowed) {
-      all_within = false;
-      ++violations;
-      max_excess = std::max(max_excess, allowed > 0 ? std::fabs(d) / allowed : INFINITY);
+      a->all_within = false;
+      ++a->violations;
+      a->max_excess = std::max(a->max_excess, allowed > 0 ? std::fabs(d) / allowed : INFINITY);
     } else {
-      ++within;
+      ++a->within;
     }
-    sum_sq += d * d;
-    allowed_sq += allowed * allowed;
-    want_sq += w[j] * w[j];
-    ++finite;
+    a->sum_sq += d * d;
+    a->allowed_sq += allowed * allowed;
+    a->want_sq += w[j] * w[j];
+    ++a->finite;
   }
+}
+
+}  // namespace
+
+void Agreement::Add(const Array& got, const Array& want, double atol, double rtol,
+                    std::optional<Precision> ulp_of) {
+  AddPairs(this, got, want, [&](std::size_t, double w) {
+    return atol + rtol * std::fabs(w) + (ulp_of ? UlpOf(w, *ulp_of) : 0.0);
+  });
+}
+
+void Agreement::AddScaled(const Array& got, const Array& want, double atol_per_scale,
+                          const std::vector<double>& scale, double rtol) {
+  if (scale.size() != want.data.size()) {
+    all_within = sizes_match = false;
+    ++violations;
+    return;
+  }
+  AddPairs(this, got, want, [&](std::size_t j, double w) {
+    return atol_per_scale * scale[j] + rtol * std::fabs(w);
+  });
 }
 
 double Agreement::rmse() const {
@@ -224,9 +249,10 @@ bool Reproduces(const Agreement& variant, const Agreement& plain) {
 
 std::string Variant::Describe() const {
   const bool truncated = rounding == Rounding::kTowardZero;
-  const std::string what = round_inputs && round_output ? " inputs and output"
-                           : round_inputs               ? " inputs"
-                                                        : " output";
+  std::string what = round_inputs && round_output ? " inputs and output"
+                     : round_inputs               ? " inputs"
+                                                  : " output";
+  if (keep_added && round_inputs && precision != Precision::kTf32) what += ", the bias as is";
   return fmt::format("{}-{}{} ({})", PrecisionName(precision), truncated ? "truncated" : "rounded",
                      what, RoundingName(rounding));
 }
@@ -248,38 +274,162 @@ std::vector<Variant> CandidateVariants(const std::string& op, std::optional<Prec
     // Computed from full-precision inputs but stored through the narrow type.
     if (on_grid) out.push_back({p, Rounding::kNearestEven, false, true});
   }
+  // fp16 operands with the bias added in float32: what tf32 computes, where fp16's range holds.
+  if (IsMatmulOrConv(op)) {
+    out.push_back({Precision::kFloat16, Rounding::kNearestEven, true, false, true});
+  }
   return out;
 }
 
-Result<std::vector<Array>> ReplayVariant(const OpCall& call, const Variant& variant) {
+namespace {
+
+// Whether input `i` of `call` is a float tensor, and whether it is the op's added term (an aten
+// op's bias, or addmm's and baddbmm's self: FamilyOf's first input is 1 when self is 0).
+bool FloatInput(const OpCall& call, std::size_t i) {
+  return i >= call.input_dtypes.size() || IsFloat(call.input_dtypes[i]);
+}
+
+bool AddedInput(const OpCall& call, std::size_t i) {
+  const std::size_t added_at = FamilyOf(call.op).first_input;
+  const std::string_view arg =
+      i < call.input_args.size() ? std::string_view(call.input_args[i]) : "";
+  return arg == "bias" || (added_at > 0 && arg == "self");
+}
+
+// Whether `call` has an added term (a bias param or input, addmm's self).
+bool HasAddedTerm(const OpCall& call) {
+  for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+    if (AddedInput(call, i)) return true;
+  }
+  return call.Param("bias") != nullptr;
+}
+
+// `call` replayed with its float operands rounded to `p` in mode `r` (when `round_inputs`;
+// the added term only when `round_added`) and its outputs to `p` (when `round_output`).
+Result<std::vector<Array>> ReplayRounded(const OpCall& call, Precision p, Rounding r,
+                                         bool round_inputs, bool round_added, bool round_output) {
   OpCall rounded = call;
-  if (variant.round_inputs) {
+  if (round_inputs) {
     auto round_all = [&](Array& a) {
-      for (double& x : a.data) x = RoundTo(x, variant.precision, variant.rounding);
+      for (double& x : a.data) x = RoundTo(x, p, r);
     };
-    // An aten op's added term (convolution's bias, addmm's and baddbmm's self) is an input.
-    const std::size_t added_at = FamilyOf(call.op).first_input;  // 1 for addmm: self is 0
     for (std::size_t i = 0; i < rounded.inputs.size(); ++i) {
-      const bool is_float = i >= rounded.input_dtypes.size() || IsFloat(rounded.input_dtypes[i]);
-      const std::string_view arg =
-          i < rounded.input_args.size() ? std::string_view(rounded.input_args[i]) : "";
-      const bool added_term = arg == "bias" || (added_at > 0 && arg == "self");
-      if (variant.precision == Precision::kTf32 && added_term) continue;
-      if (is_float) round_all(rounded.inputs[i]);
+      if (!round_added && AddedInput(call, i)) continue;
+      if (FloatInput(call, i)) round_all(rounded.inputs[i]);
     }
     for (auto& [key, a] : rounded.params) {
-      // tf32 rounds what the tensor cores multiply; the bias is added in float32 afterwards.
-      if (variant.precision == Precision::kTf32 && key == "bias") continue;
+      if (!round_added && key == "bias") continue;
       round_all(a);
     }
   }
   PARITY_ASSIGN_OR_RETURN(std::vector<Array> outputs, Replay(rounded));
-  if (variant.round_output) {
+  if (round_output) {
     for (Array& a : outputs) {
-      for (double& x : a.data) x = RoundTo(x, variant.precision);
+      for (double& x : a.data) x = RoundTo(x, p);
     }
   }
   return outputs;
+}
+
+// "1.5e+05" for the texts of the range test.
+std::string Magnitude(double x) { return fmt::format("{:.3g}", x); }
+
+// Whether the data tell fp16 from tf32 where `best` (an inputs-only variant of a matmul or
+// convolution in one of them) reproduced `outputs` with agreement `agree`: the other precision's
+// replay, the added term treated as `best` treats it, to nearest even. Fills `f`'s
+// fp16_or_tf32 and ten_bits_evidence.
+void TellTenBitsApart(const OpCall& call, const std::vector<Array>& outputs, const Variant& best,
+                      const Agreement& agree, const Agreement& plain, double atol, double rtol,
+                      PrecisionFinding* f) {
+  const Precision other =
+      best.precision == Precision::kTf32 ? Precision::kFloat16 : Precision::kTf32;
+  const bool round_added = best.precision != Precision::kTf32 && !best.keep_added;
+  const Fp16RangeCheck range = CheckFp16Range(call, round_added);
+  auto twin = ReplayRounded(call, other, Rounding::kNearestEven, true, round_added, false);
+  const std::optional<Agreement> by_twin =
+      twin.ok() ? std::optional(Agree(outputs, *twin, atol, rtol)) : std::nullopt;
+  const bool reproduces = by_twin && Reproduces(*by_twin, plain);
+  // The best's residual, but never below float32's own rounding of the output: an output
+  // stored in float32 is no closer to any replay than that.
+  const double floor =
+      std::ldexp(1.0, -24) *
+      (agree.finite > 0 ? std::sqrt(agree.want_sq / static_cast<double>(agree.finite)) : 0.0);
+  const double best_rmse = std::max(agree.rmse(), floor);
+  if (!twin.ok() || (reproduces && !(by_twin->rmse() > kTellApart * best_rmse))) {
+    f->fp16_or_tf32 = true;
+    std::erase_if(f->equally_close, [&](const Variant& v) { return v.precision == other; });
+    f->ten_bits_evidence =
+        range.outside == 0
+            ? std::string(
+                  "fp16 and tf32 round these operands alike: none lies outside fp16's normal "
+                  "range")
+            : fmt::format(
+                  "the {} operand value{} outside fp16's normal range (non-zero |x| from {} to "
+                  "{}) move{} the output too little to tell fp16 from tf32",
+                  range.outside, range.outside == 1 ? "" : "s", Magnitude(range.smallest_nonzero),
+                  Magnitude(range.largest), range.outside == 1 ? "s" : "");
+    if (best.rounding != Rounding::kNearestEven) {
+      f->ten_bits_evidence += fmt::format(
+          "; rounded to nearest even, as a cast to fp16 rounds, they replay within {}x as close",
+          kTellApart);
+    }
+    return;
+  }
+  const std::string how_far =
+      reproduces ? fmt::format("the {} replay is {:.2g}x as far from the output",
+                               PrecisionName(other), by_twin->rmse() / best_rmse)
+                 : fmt::format("the {} replay does not reproduce the output", PrecisionName(other));
+  if (best.precision == Precision::kTf32 && best.rounding != Rounding::kNearestEven) {
+    f->ten_bits_evidence = fmt::format(
+        "the operands are rounded {}, as no cast to fp16 rounds (casts round to nearest "
+        "even): {}",
+        best.rounding == Rounding::kTowardZero ? "toward zero" : "with ties away from zero",
+        how_far);
+    return;
+  }
+  if (range.outside == 0) {  // not expected: in range both round alike
+    f->ten_bits_evidence = "the fp16 and tf32 replays differ: " + how_far;
+    return;
+  }
+  f->ten_bits_evidence = fmt::format(
+      "{} operand value{} outside fp16's normal range (non-zero |x| from {} to {}), where fp16 and "
+      "tf32 round differently: {}",
+      range.outside, range.outside == 1 ? " lies" : "s lie", Magnitude(range.smallest_nonzero),
+      Magnitude(range.largest), how_far);
+}
+
+}  // namespace
+
+bool InFp16NormalRange(double x) {
+  const double m = std::fabs(x);
+  return !std::isfinite(x) || m == 0.0 || (m >= std::ldexp(1.0, -14) && m <= 65504.0);
+}
+
+Fp16RangeCheck CheckFp16Range(const OpCall& call, bool with_added) {
+  Fp16RangeCheck r;
+  auto scan = [&](const Array& a) {
+    for (double x : a.data) {
+      if (!std::isfinite(x)) continue;
+      const double m = std::fabs(x);
+      if (!InFp16NormalRange(x)) ++r.outside;
+      r.largest = std::max(r.largest, m);
+      if (m > 0.0 && (r.smallest_nonzero == 0.0 || m < r.smallest_nonzero)) r.smallest_nonzero = m;
+    }
+  };
+  for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+    if (FloatInput(call, i) && (with_added || !AddedInput(call, i))) scan(call.inputs[i]);
+  }
+  for (const auto& [key, a] : call.params) {
+    if (with_added || key != "bias") scan(a);
+  }
+  return r;
+}
+
+Result<std::vector<Array>> ReplayVariant(const OpCall& call, const Variant& variant) {
+  // tf32 rounds what the tensor cores multiply; the bias is added in float32 afterwards.
+  return ReplayRounded(call, variant.precision, variant.rounding, variant.round_inputs,
+                       variant.precision != Precision::kTf32 && !variant.keep_added,
+                       variant.round_output);
 }
 
 std::string MagnitudeText(const Tolerance& tolerance, double local_rmse) {
@@ -315,7 +465,9 @@ PrecisionFinding InferPrecision(const OpCall& call, const std::vector<Array>& ou
     return f;
   }
   std::optional<Agreement> best;
+  const bool has_added = HasAddedTerm(call);
   for (const Variant& v : CandidateVariants(call.op, f.grid)) {
+    if (v.keep_added && !has_added) continue;  // the same replay as without
     auto replayed = ReplayVariant(call, v);
     if (!replayed.ok()) continue;
     const Agreement agree = Agree(outputs, *replayed, atol, rtol,
@@ -333,6 +485,12 @@ PrecisionFinding InferPrecision(const OpCall& call, const std::vector<Array>& ou
     f.precision = f.variant->precision;
     f.variant_rel_rmse = best->rel_rmse();
     f.variant_share = best->share_within();
+    const bool ten_bits =
+        f.variant->precision == Precision::kTf32 || f.variant->precision == Precision::kFloat16;
+    if (ten_bits && IsMatmulOrConv(call.op) && f.variant->round_inputs &&
+        !f.variant->round_output) {
+      TellTenBitsApart(call, outputs, *f.variant, *best, plain, atol, rtol, &f);
+    }
   } else if (f.grid) {
     f.precision = f.grid;
   }

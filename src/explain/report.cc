@@ -162,8 +162,8 @@ std::string ExplainReportText(const ExplainReport& report) {
   }
   if (!not_judged.empty()) {
     out += fmt::format(
-        "\nNot judged ({}): the dumps do not hold what judging them needs; neither origins nor "
-        "cleared:\n",
+        "\nNot judged ({}): the dumps do not hold what judging them needs, or both runs exceed "
+        "the bound; neither origins nor cleared:\n",
         not_judged.size());
     for (std::size_t i = 0; i < not_judged.size() && i < kNotJudgedLines; ++i) {
       const OpExplanation& e = *not_judged[i];

@@ -82,6 +82,10 @@ Outputs Foreach(const OpCall& call);  // _foreach_<op>: the op on each list elem
 Outputs Fill(const OpCall& call);     // zeros, ones, zeros_like, ones_like, new_zeros, fill_
 Outputs Copy(const OpCall& call);     // clone, copy_, _to_copy
 Outputs Stack(const OpCall& call);
+// Trivial elementwise ops (ops_trivial.cc).
+Outputs Neg(const OpCall& call);         // exact
+Outputs Reciprocal(const OpCall& call);  // one rounding
+Outputs Clamp(const OpCall& call);       // clamp, clamp_min, clamp_max (and .Tensor); exact
 
 /// "not replayable: <why>" (kInvalidInput).
 Status Unfit(std::string_view why);

@@ -117,6 +117,12 @@ constexpr OpEntry kOps[] = {
     {"copy_", oracle::Copy},
     {"_to_copy", oracle::Copy},
     {"stack", oracle::Stack},
+    // trivial elementwise ops (ops_trivial.cc)
+    {"neg", oracle::Neg},
+    {"reciprocal", oracle::Reciprocal},
+    {"clamp", oracle::Clamp},
+    {"clamp_min", oracle::Clamp},
+    {"clamp_max", oracle::Clamp},
 };
 
 const OpEntry* FindOp(std::string_view op) {

@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compare/context.h"
 #include "compare/metrics.h"
 #include "compare/scale.h"
 #include "core/text_table.h"
+#include "oracle/kernels.h"
 
 namespace parity {
 namespace {
@@ -125,26 +127,6 @@ std::string NotReplayableReason(const DumpRecord& record) {
   return StatsOnly(record);
 }
 
-Result<Tolerance> OutputTolerance(const DumpRecord& record, const LoadedRecord& loaded,
-                                  std::size_t index, std::initializer_list<const Json*> manifests) {
-  const Tensor& recorded = loaded.outputs.at(index);
-  Tolerance t = ResolveTolerance(
-      ToleranceRequest{}, {}, record.name,
-      RecordContext(record, "output", recorded.dtype(), recorded.meta().shape, manifests));
-  if (t.needs_output_scale && t.k) {
-    PARITY_ASSIGN_OR_RETURN(
-        std::optional<double> scale,
-        SummandScale(record.op, *t.k, loaded.inputs, loaded.params, record.attrs));
-    if (scale) {
-      t.needs_output_scale = false;
-      t.scale = *scale;
-      t.scale_source = "summands";
-      t.atol = t.atol_per_scale * *scale;
-    }
-  }
-  return t;
-}
-
 Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
   OpReplay r;
   r.seq = record.seq;
@@ -175,7 +157,11 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
   double sum_sq = 0.0, oracle_sq = 0.0;
   int64_t finite = 0;
   r.within_bound = true;
-  for (std::size_t i = 0; i < oracle.size(); ++i) {
+  const std::optional<RandomCheck> random = CheckRandomOp(call);
+  // A random op's mask output is the record's own: comparing it with itself judges nothing.
+  const std::size_t judged_outputs =
+      random ? std::min<std::size_t>(oracle.size(), 1) : oracle.size();
+  for (std::size_t i = 0; i < judged_outputs; ++i) {
     const Tensor& recorded = loaded.outputs[i];
     const Array& expected = oracle[i];
     if (expected.shape != recorded.meta().shape) {
@@ -196,20 +182,25 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
     // Judge against the oracle rounded to the recorded dtype, with `auto`'s tolerance.
     PARITY_ASSIGN_OR_RETURN(Tolerance t,
                             OutputTolerance(record, loaded, i, {&dump.ManifestFor(record)}));
-    const Tensor reference = FromArray(expected, recorded.dtype(), "oracle");
-    MetricsOptions options;
-    options.rtol = t.criterion == Criterion::kAbsRel ? t.rtol : 0.0;
-    options.worst = 0;
-    PARITY_ASSIGN_OR_RETURN(PairMetrics m, ComputePairMetrics(recorded, reference, options));
-    t.SetOutputScale(m.rms_b());
-    r.within_bound = r.within_bound && WithinTolerance(m, t);
-    if (i == 0) r.tolerance = t;
+    PARITY_ASSIGN_OR_RETURN(OutputJudgement j, JudgeOutput(recorded, expected, std::move(t)));
+    r.within_bound = r.within_bound && j.within;
+    if (i == 0) r.tolerance = std::move(j.tolerance);
   }
   r.replayable = true;
   if (finite > 0) {
     r.rmse = std::sqrt(sum_sq / static_cast<double>(finite));
     const double rms = std::sqrt(oracle_sq / static_cast<double>(finite));
     r.rel_rmse = rms > 0 ? r.rmse / rms : (r.rmse > 0 ? INFINITY : 0.0);
+  }
+  if (random) {
+    // The output given the mask is still judged: beyond it, or a drop rate that is not p, is
+    // a finding; else nothing is said of the values.
+    r.judged = !r.within_bound || !random->holds;
+    r.reason = !r.within_bound ? fmt::format("beyond the bound given its mask: {}; {}",
+                                             r.tolerance->reason, random->text)
+                               : random->text;
+    r.within_bound = false;
+    return r;
   }
   r.reason = r.within_bound ? fmt::format("within the {} bound", r.tolerance->policy)
                             : fmt::format("beyond the bound: {}", r.tolerance->reason);
@@ -229,7 +220,11 @@ Result<ReplayReport> RunReplay(const ReplayOptions& options) {
       ++report.not_replayable;
     } else {
       ++report.replayed;
-      (r.within_bound ? report.within : report.outside) += 1;
+      if (!r.judged) {
+        ++report.not_judged;
+      } else {
+        (r.within_bound ? report.within : report.outside) += 1;
+      }
     }
     report.ops.push_back(std::move(r));
   }
@@ -239,11 +234,9 @@ Result<ReplayReport> RunReplay(const ReplayOptions& options) {
 Json ReplayReportJson(const ReplayReport& report) {
   Json doc = Document("parity-replay", 1);
   doc["dump"] = report.dump;
-  doc["summary"] = {{"ops", report.ops.size()},
-                    {"replayed", report.replayed},
-                    {"within_bound", report.within},
-                    {"outside_bound", report.outside},
-                    {"not_replayable", report.not_replayable}};
+  doc["summary"] = {{"ops", report.ops.size()},        {"replayed", report.replayed},
+                    {"within_bound", report.within},   {"outside_bound", report.outside},
+                    {"not_judged", report.not_judged}, {"not_replayable", report.not_replayable}};
   doc["warnings"] = report.warnings;
   Json ops = Json::array();
   for (const OpReplay& r : report.ops) {
@@ -268,6 +261,7 @@ Json ReplayReportJson(const ReplayReport& report) {
                                                   : 0.0);
       j["tolerance"] = t.ToJson();
       j["within_bound"] = r.within_bound;
+      j["judged"] = r.judged;
     }
     if (r.time_us) SetNumber(j, "time_us", *r.time_us);
     ops.push_back(std::move(j));
@@ -290,16 +284,19 @@ std::string ReplayReportText(const ReplayReport& report) {
                                                 : "bitwise";
     }
     table.AddRow({std::to_string(r.seq), r.name, r.op,
-                  !r.replayable ? "SKIP" : (r.within_bound ? "ok" : "OUTSIDE"),
+                  !r.replayable ? "SKIP"
+                  : !r.judged   ? "not judged"
+                                : (r.within_bound ? "ok" : "OUTSIDE"),
                   r.replayable ? fmt::format("{:.3g}", r.max_abs) : "-",
                   r.replayable ? fmt::format("{:.3g}", r.rel_rmse) : "-", bound,
-                  r.replayable && r.within_bound ? "" : r.reason});
+                  r.replayable && r.judged && r.within_bound ? "" : r.reason});
   }
   out += table.Render("  ");
   out += fmt::format(
-      "\nSummary: {} op calls, {} replayed ({} within their bound, {} outside), {} skipped "
-      "(not replayable)\n",
-      report.ops.size(), report.replayed, report.within, report.outside, report.not_replayable);
+      "\nSummary: {} op calls, {} replayed ({} within their bound, {} outside, {} not judged: "
+      "random ops), {} skipped (not replayable)\n",
+      report.ops.size(), report.replayed, report.within, report.outside, report.not_judged,
+      report.not_replayable);
   return out;
 }
 

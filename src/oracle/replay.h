@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/metrics.h"
 #include "compare/tolerance.h"
 #include "core/json_util.h"
 #include "core/status.h"
@@ -28,8 +29,33 @@ struct OpReplay {
   double rel_rmse = 0.0;               ///< rmse / rms of the oracle's output
   std::optional<Tolerance> tolerance;  ///< `auto`'s, for the first output
   bool within_bound = false;
+  /// False for a random op (dropout): its kept set comes from the record itself, so the values
+  /// can't be judged; `reason` then gives the distribution check, and within_bound is false.
+  bool judged = true;
   std::optional<double> time_us;
 };
+
+/// One recorded output against its float64 replay.
+struct OutputJudgement {
+  Tolerance tolerance;  ///< with its final atol
+  PairMetrics metrics;  ///< recorded (a) against the replay rounded to its dtype (b), judged
+  bool within = false;
+};
+
+/// Judges `recorded` against `expected`, its float64 replay, under `tolerance`; an atol left to
+/// the output's scale is set from the replay's rms; per-element scales (element_scale) are
+/// applied element by element.
+Result<OutputJudgement> JudgeOutput(const Tensor& recorded, const Array& expected,
+                                    Tolerance tolerance);
+
+/// For a random op (dropout, native_dropout), the check of its recorded keep mask against p
+/// (drop rate within 5 standard deviations of a binomial's): the verdict's text, and whether
+/// it holds. Nothing for other ops.
+struct RandomCheck {
+  std::string text;
+  bool holds = true;
+};
+std::optional<RandomCheck> CheckRandomOp(const OpCall& call);
 
 /// Replays one record of `dump` (tensors loaded one op at a time). Never fails for a record
 /// that can't be replayed: that is an OpReplay with replayable = false and the reason. Fails
@@ -65,7 +91,14 @@ std::string NotReplayableReason(const DumpRecord& record);
 /// left to the reference output's rms: needs_output_scale). `manifests` declare the
 /// reduced-precision modes the platform allowed; none means float32 compute.
 Result<Tolerance> OutputTolerance(const DumpRecord& record, const LoadedRecord& loaded,
-                                  std::size_t index, std::initializer_list<const Json*> manifests);
+                                  std::size_t index, std::initializer_list<const Json*> manifests,
+                                  const std::vector<Array>* element_scales = nullptr);
+
+/// For an op whose outputs are sums of products (mm, addmm, bmm, baddbmm, matmul, linear, the
+/// convolutions and convolution_backward, sum, cumsum): per output, per element, the ℓ2 norm
+/// of its summands, from the op replayed on squared operands (alpha and beta squared too).
+/// Nothing for other ops. OutputTolerance computes it when not given.
+std::optional<std::vector<Array>> ElementScales(const OpCall& call);
 
 struct ReplayOptions {
   std::string dump;
@@ -76,7 +109,7 @@ struct ReplayOptions {
 struct ReplayReport {
   std::string dump;
   std::vector<OpReplay> ops;
-  int64_t replayed = 0, within = 0, outside = 0, not_replayable = 0;
+  int64_t replayed = 0, within = 0, outside = 0, not_replayable = 0, not_judged = 0;
   std::vector<std::string> warnings;
 };
 

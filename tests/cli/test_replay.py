@@ -14,7 +14,7 @@ with open(os.path.join(DATA, "compare", "expected.json")) as f:
     COMPARE = json.load(f)
 
 FIELDS = {"seq", "rank", "step", "name", "op", "pass", "call", "replayable", "reason", "max_abs",
-          "rmse", "rel_rmse", "bound", "tolerance", "within_bound"}
+          "rmse", "rel_rmse", "bound", "tolerance", "within_bound", "judged"}
 
 
 def replay(*args):
@@ -31,7 +31,14 @@ class Replay(unittest.TestCase):
         self.assertEqual(len(doc["ops"]), len(ORACLE["f32"]))
         for op in doc["ops"]:
             self.assertEqual(set(op) - {"time_us"}, FIELDS, op["name"])
+            if not op["judged"]:  # dropout: its drop rate checked, its values never "within"
+                self.assertFalse(op["within_bound"], op)
+                self.assertIn("not judged (random op", op["reason"])
+                continue
             self.assertTrue(op["within_bound"], op)
+        self.assertEqual(doc["summary"]["not_judged"],
+                         sum(1 for op in doc["ops"] if not op["judged"]))
+        self.assertGreaterEqual(doc["summary"]["not_judged"], 1)
 
     def test_tf32_ops_are_outside_their_float32_bound(self):
         case = COMPARE["dumps"][1]  # its fc1 ran on tf32-rounded inputs

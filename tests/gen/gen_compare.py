@@ -252,8 +252,11 @@ def write_dump(name, settings, records, cut_last=False):
     """records: list of dicts with op, name, inputs/params/outputs as name -> array or spec."""
     root = path("dumps", name, "x")[:-2]
     os.makedirs(os.path.join(root, "tensors"), exist_ok=True)
+    # A TF32-capable platform (compute capability 8.0, as an A100's): the tolerance model
+    # counts a manifest's allow_tf32 only where the device can run TF32.
     manifest = {"format": "parity-dump", "version": 1,
-                "platform": {"device": "cpu", "device_name": "generated"},
+                "platform": {"device": "cuda:0", "device_name": "generated",
+                             "compute_capability": "8.0"},
                 "framework": {"name": "torch", "version": "generated", "settings": settings}}
     with open(os.path.join(root, "manifest.json"), "w") as f:
         json.dump(manifest, f)

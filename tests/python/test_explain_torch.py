@@ -198,34 +198,67 @@ class ExplainTorch(unittest.TestCase):
 
 
 
+# What a capture on the CPU cannot record: B's manifest as an A100's (compute capability 8.0).
+AMPERE = {"device": "cuda:0", "device_name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}
+
+
+def as_platform(dump, platform):
+    """Rewrites `dump`'s manifest to say it ran on `platform`."""
+    path = os.path.join(dump, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    manifest["platform"].update(platform)
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+
+
 class ExplainTf32Rounding(unittest.TestCase):
     """A three-layer MLP whose first linear ran on tf32-rounded operands in B: that linear is
-    the one origin, reduced-precision tf32 in the rounding B used."""
+    the one origin, reduced-precision. Ties rounded away from zero tell tf32 from fp16 (a cast
+    to fp16 rounds to nearest even): tf32, the rounding named. Rounded to nearest even, tf32 and
+    fp16 replay alike on these operands (all inside fp16's normal range): captured on the CPU,
+    where TF32 cannot exist, fp16; with B's manifest an A100's, both: fp16|tf32."""
 
-    def check(self, rounding, words):
+    def check(self, rounding, platform=None):
         with tempfile.TemporaryDirectory() as tmp:
             a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
             capture_mlp(a)
             capture_mlp(b, tf32=rounding)
+            if platform:
+                as_platform(b, platform)
             r, doc = explain(a, b)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        origins = [(o["name"], o["cause"], o["effective_precision"]) for o in doc["origins"]]
-        self.assertEqual(origins, [("fc1", "reduced-precision", "tf32")], doc["origins"])
-        reason = doc["origins"][0]["reason"]
-        self.assertIn(f"a replay with tf32-rounded inputs ({words}) matches B", reason)
-        self.assertIn(f"ran in tf32 ({words})", reason)
+        origins = [(o["name"], o["cause"]) for o in doc["origins"]]
+        self.assertEqual(origins, [("fc1", "reduced-precision")], doc["origins"])
         labels = {o["name"]: o["cause"] for o in doc["ops"]}
         for name in ("fc2", "fc3"):
             self.assertEqual(labels[name], "inherited", name)
-        return reason
+        origin = doc["origins"][0]
+        self.assertNotIn("did not reach", origin["reason"])
+        return origin["effective_precision"], origin["reason"]
 
     def test_ties_away_from_zero(self):
-        reason = self.check("away", "ties away from zero")
+        precision, reason = self.check("away")
+        self.assertEqual(precision, "tf32", reason)
+        self.assertIn("a replay with tf32-rounded inputs (ties away from zero) matches B", reason)
+        self.assertIn("ran in tf32 (ties away from zero)", reason)
+        self.assertIn("as no cast to fp16 rounds", reason)
+        self.assertIn("B's device (cpu) has no TF32", reason)
         self.assertNotIn("ties to even", reason)
 
-    def test_ties_to_even(self):
-        reason = self.check("even", "ties to even")
+    def test_ties_to_even_on_the_cpu_is_fp16(self):
+        precision, reason = self.check("even")
+        self.assertEqual(precision, "fp16", reason)
+        self.assertIn("a replay with inputs rounded to 10 fraction bits (ties to even) matches B",
+                      reason)
+        self.assertIn("B's device (cpu) has no TF32", reason)
         self.assertNotIn("ties away from zero", reason)
+
+    def test_ties_to_even_on_an_ampere_gpu_names_both(self):
+        precision, reason = self.check("even", AMPERE)
+        self.assertEqual(precision, "fp16|tf32", reason)
+        self.assertIn("ran in fp16 or tf32: 10 fraction bits", reason)
+        self.assertIn("compute capability 8.0) has TF32", reason)
 
 
 if __name__ == "__main__":

@@ -97,7 +97,9 @@ class Models(unittest.TestCase):
             rp = parity("replay", a, "--json", "-")
             self.assertEqual(rp.returncode, 0, rp.stdout[-3000:] + rp.stderr)
             ops = json.loads(rp.stdout)["ops"]
-            self.assertTrue(all(o["replayable"] and o["within_bound"] for o in ops),
+            # Dropout is not judged by value (a random op): its drop rate agrees with p.
+            self.assertTrue(all(o["replayable"] and (o["within_bound"] or (
+                not o["judged"] and "agrees with p" in o["reason"])) for o in ops),
                             [o for o in ops if not o.get("within_bound")])
             return recs
 
