@@ -49,6 +49,17 @@ class Replay(unittest.TestCase):
         self.assertTrue(ops["softmax"]["within_bound"])
         self.assertGreater(ops["fc1"]["rel_rmse"], 1e-4)
 
+    def test_a_tensor_that_no_longer_matches_its_record_is_exit_2(self):
+        # A mutated dump whose .npy changed shape or dtype: the file and the problem, exit 2.
+        for bad in COMPARE["bad_dumps"]:
+            if not bad["dir"].endswith("_mismatch"):
+                continue
+            r = replay(bad["dir"])
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn("parity: error:", r.stderr)
+            self.assertIn("tensors/y.npy", r.stderr)
+            self.assertIn(bad["error"], r.stderr)
+
     def test_unfit_records_are_skipped_with_a_reason(self):
         r = replay(ORACLE["unfit_dir"])
         self.assertEqual(r.returncode, 0, r.stderr)

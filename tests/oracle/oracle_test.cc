@@ -148,9 +148,9 @@ TEST(Oracle, RecordsThatDoNotFitAreNotReplayableNeverCrashes) {
   }
 }
 
-TEST(Oracle, WrongFloatsAreCaught) {
-  // The same linear with a weight off by one float32 ulp in one place is still within bound;
-  // a weight with one element doubled is not.
+TEST(Oracle, LinearIsItsDefinition) {
+  // x·Wᵀ on a hand-computed case (WrongFloatsAreCaughtAtTheirIndex, in bounds_test.cc, plants
+  // a wrong float and finds it at its index).
   OpCall call;
   call.op = "linear";
   call.inputs = {Array{{2, 3}, {1, 2, 3, 4, 5, 6}}};
