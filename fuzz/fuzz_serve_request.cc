@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: what parity serve reads from a request. The input's first line is a
-// request target, its second an Authorization header, the rest "name=value" query parameters.
-// A path that resolves under the root stays under it; an encoded separator is never missed;
-// only the exact bearer header matches; parameters that parse are in their ranges.
+// request target, its second an Authorization header (and a Host header), the rest
+// "name=value" query parameters; the whole input is also a request head. A path that resolves
+// under the root stays under it; an encoded separator is never missed; only the exact bearer
+// header matches; only an allowed name with the port passes the Host check; a head judged
+// whole is within every limit, and one over a limit stays over as more bytes come;
+// parameters that parse are in their ranges.
 #include <unistd.h>
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -51,9 +55,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     if (path.find(bad) != std::string_view::npos && !encoded) Fail("an encoded separator missed");
   }
   auto resolved = parity::serve::ResolveUnder(root, path);
-  if (resolved.ok() && !parity::serve::IsUnder(*resolved, root)) Fail("a path left the root");
+  if (resolved.ok() && !parity::IsUnder(*resolved, root)) Fail("a path left the root");
   if (parity::serve::BearerMatches(authorization, "t0ken") && authorization != "Bearer t0ken") {
     Fail("a wrong header matched");
+  }
+
+  static const parity::serve::HostPolicy policy =
+      parity::serve::MakeHostPolicy("127.0.0.1", 8470, {"parity.example"}, true);
+  if (parity::serve::HostAllowed(authorization, policy)) {
+    std::string lower(authorization);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower != "localhost:8470" && lower != "127.0.0.1:8470" && lower != "[::1]:8470" &&
+        lower != "parity.example:8470") {
+      Fail("a Host header passed that names no allowed name with the port");
+    }
+  }
+
+  parity::serve::HeadLimits limits;
+  limits.request_line = 40;
+  limits.fields = 4;
+  limits.head = 120;
+  const std::string_view whole(reinterpret_cast<const char*>(data), size);
+  const auto verdict = parity::serve::CheckRequestHead(whole, limits);
+  if (verdict == parity::serve::HeadVerdict::kComplete) {
+    const std::string_view head = whole.substr(0, whole.find("\r\n\r\n") + 4);
+    if (head.size() > limits.head || head.find("\r\n") > limits.request_line) {
+      Fail("a head over a limit was judged whole");
+    }
+  }
+  const auto over = [](parity::serve::HeadVerdict v) {
+    return v != parity::serve::HeadVerdict::kComplete &&
+           v != parity::serve::HeadVerdict::kIncomplete;
+  };
+  if (over(parity::serve::CheckRequestHead(whole.substr(0, size / 2), limits)) && !over(verdict)) {
+    Fail("a head over a limit came back within them with more bytes");
   }
 
   std::map<std::string, std::string> values;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/run_unittest.py, the runner of the Python CTest entries, on small modules written
 here: every test skipped exits 77 (CTest's SKIP_RETURN_CODE), some skipped passes and lists
-them, a failure, an import error or no test at all fails; unittest's closing lines stay."""
+them, a failure, an import error or no test at all fails; unittest's closing lines stay, and
+the runner's summary line counts the tests and names each skip with its reason."""
 import os
 import subprocess
 import sys
@@ -95,40 +96,48 @@ class RunUnittest(unittest.TestCase):
         self.assertIn("no chromium here", p.stdout)
         self.assertIn("no prometheus here", p.stdout)
         self.assertIn("every test was skipped", p.stdout)
+        self.assertIn("run_unittest: SKIPPED: ran 2: 0 passed, 2 skipped (T.test_a: no chromium "
+                      "here; T.test_b: no prometheus here)", p.stdout)
 
     def test_class_skipped_in_set_up_class_exits_77(self):
         p = self.run_modules("class_skipped")
         self.assertEqual(p.returncode, 77, p.stdout + p.stderr)
-        self.assertIn("no mpirun here", p.stdout)
+        self.assertIn("ran 1: 0 passed, 1 skipped (setUpClass (class_skipped.T): no mpirun "
+                      "here)", p.stdout)
 
     def test_every_subtest_skipped_exits_77(self):
         p = self.run_modules("subtest_skipped")
         self.assertEqual(p.returncode, 77, p.stdout + p.stderr)
-        self.assertIn("case 0 needs a GPU", p.stdout)
-        self.assertIn("case 1 needs a GPU", p.stdout)
+        self.assertIn("ran 1: 0 passed, 1 skipped (T.test_sub (i=0): case 0 needs a GPU; "
+                      "T.test_sub (i=1): case 1 needs a GPU)", p.stdout)
 
     def test_some_skipped_passes_and_lists_them(self):
         p = self.run_modules("some_skipped")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("OK (skipped=1)", p.stderr)
         self.assertIn("SKIP some_skipped.T.test_skipped: no torch here", p.stdout)
-        self.assertIn("1 tests checked", p.stdout)
+        self.assertEqual(p.stdout.splitlines()[-1],
+                         "run_unittest: ran 2: 1 passed, 1 skipped (T.test_skipped: no torch here)")
 
     def test_one_module_all_skipped_beside_one_that_passes(self):
         p = self.run_modules("passes", "all_skipped")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("no chromium here", p.stdout)
+        # Modules named where there are several.
+        self.assertIn("ran 3: 1 passed, 2 skipped (all_skipped.T.test_a: no chromium here; "
+                      "all_skipped.T.test_b: no prometheus here)", p.stdout)
 
     def test_no_skip_passes(self):
         p = self.run_modules("passes")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("none skipped", p.stdout)
+        self.assertEqual(p.stdout.splitlines()[-1], "run_unittest: ran 1: 1 passed, 0 skipped")
         self.assertNotIn("SKIP", p.stdout)
 
     def test_failure_fails_even_with_skips(self):
         p = self.run_modules("fails")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("FAILED (failures=1, skipped=1)", p.stderr)
+        self.assertIn("run_unittest: FAILED: ran 2: 0 passed, 1 failed, 1 skipped (T.test_skipped: "
+                      "no torch here)", p.stdout)
 
     def test_import_error_fails(self):
         p = self.run_modules("broken")

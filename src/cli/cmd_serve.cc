@@ -32,8 +32,11 @@ int RunServe(int argc, char** argv) {
       "dump pair's explain, paginated. The page and its JSON API (/api/runs, /api/trend, "
       "/api/compare, /api/reports, /api/explain; docs/SERVE.md) are served from the binary, "
       "offline. It listens on 127.0.0.1:8470; any other address needs --token or --token-file, "
-      "and then every request needs 'Authorization: Bearer TOKEN'. Only GET and HEAD; nothing "
-      "outside the roots. Once listening it prints the URL (with --json FILE, a parity-serve "
+      "and then every request needs 'Authorization: Bearer TOKEN'. A request is answered only when "
+      "its Host header names localhost, 127.0.0.1, [::1], the --listen address or an --allow-host "
+      "name, with the port (else 421: DNS rebinding). Only GET and HEAD; nothing outside the "
+      "roots (a symbolic link out is 403); a page under a root runs sandboxed, never as the "
+      "dashboard. Once listening it prints the URL (with --json FILE, a parity-serve "
       "document naming it and the port). Runs until interrupted; exit 2 on bad input (a store of a "
       "newer "
       "schema), 3 when the address can't be bound.",
@@ -51,7 +54,18 @@ int RunServe(int argc, char** argv) {
       ->option_text("TOKEN");
   app->add_option("--token-file", token_file, "read the token from FILE (its first line)")
       ->option_text("FILE");
+  app->add_option("--allow-host", options.allow_hosts,
+                  "a further name the server answers to in a request's Host header (with a "
+                  "token only; needed on 0.0.0.0 or ::); repeatable")
+      ->option_text("NAME");
+  double head_timeout = 10.0;
+  app->add_option("--head-timeout", head_timeout,
+                  "seconds a request's head (request line and header fields) may take to arrive; "
+                  "a slower client is answered 408 (default 10)")
+      ->option_text("SECONDS")
+      ->check(CLI::Range(0.1, 600.0));
   if (auto code = Parse(*app, common, argc, argv)) return *code;
+  options.head_timeout_ms = static_cast<int>(head_timeout * 1000.0);
   if (!options.token.empty() && !token_file.empty()) {
     return Fail(Status::Invalid("--token-file", "give --token or --token-file, not both"));
   }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,20 @@ Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes
   }
   if (in.bad()) return Status::Invalid(path, "cannot read the file: read error");
   return text;
+}
+
+std::optional<std::string> RealPath(const std::string& path) {
+  char* real = realpath(path.c_str(), nullptr);
+  if (real == nullptr) return std::nullopt;
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+bool IsUnder(std::string_view path, std::string_view root_real) {
+  if (root_real == "/") return !path.empty() && path.front() == '/';
+  if (!path.starts_with(root_real)) return false;
+  return path.size() == root_real.size() || path[root_real.size()] == '/';
 }
 
 }  // namespace parity

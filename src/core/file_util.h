@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writing files so that readers never see half of one.
+// Writing files so that readers never see half of one; reading small ones; real paths.
 #ifndef PARITY_CORE_FILE_UTIL_H_
 #define PARITY_CORE_FILE_UTIL_H_
 
 #include <cstddef>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +34,14 @@ Result<std::string> ReadSmallFile(const std::string& path, std::size_t max_bytes
 
 /// Writes `text` to `path` ("-" means standard output), atomically for files.
 Status WriteTextFile(const std::string& path, std::string_view text);
+
+/// The real path of `path` (every symbolic link, "." and ".." resolved); std::nullopt when it
+/// does not exist or can't be resolved.
+std::optional<std::string> RealPath(const std::string& path);
+
+/// Whether the real path `path` is `root_real` or below it (component-wise: /srv/rootkit is
+/// not under /srv/root).
+bool IsUnder(std::string_view path, std::string_view root_real);
 
 /// The bytes of a string, for WriteFileAtomically.
 inline std::span<const std::byte> AsBytes(std::string_view text) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/file_util.h"
 #include "core/mapped_file.h"
 #include "io/dump_parse.h"
 
@@ -78,13 +79,25 @@ bool DumpDir::IsDump(const std::string& dir) {
   return false;
 }
 
+Status DumpDir::Confined(const std::string& path) const {
+  if (root_real_.empty()) return Status::Ok();
+  const std::optional<std::string> real = RealPath(path);
+  if (real && !IsUnder(*real, root_real_)) {
+    return Status::Invalid(path, std::string(kOutsideTheDump));
+  }
+  return Status::Ok();
+}
+
 Result<DumpDir> DumpDir::Open(const std::string& dir) {
   DumpDir dump;
   dump.path_ = dir;
+  dump.root_real_ = RealPath(dir).value_or("");
   Seen seen;
   auto add = [&](const std::string& part_dir, std::optional<int64_t> rank) -> Status {
-    PARITY_ASSIGN_OR_RETURN(auto manifest,
-                            MappedFile::Open((fs::path(part_dir) / "manifest.json").string()));
+    const std::string manifest_path = (fs::path(part_dir) / "manifest.json").string();
+    PARITY_RETURN_IF_ERROR(dump.Confined(manifest_path));
+    PARITY_RETURN_IF_ERROR(dump.Confined(RecordsPath(part_dir)));
+    PARITY_ASSIGN_OR_RETURN(auto manifest, MappedFile::Open(manifest_path));
     PARITY_ASSIGN_OR_RETURN(auto records, MappedFile::Open(RecordsPath(part_dir)));
     return dump.AddPart(part_dir, rank, Text(*manifest), Text(*records), &seen);
   };
@@ -253,6 +266,7 @@ Result<Tensor> DumpDir::Load(const DumpRecord& record, const DumpTensorRef& ref)
   if (!ref.has_data()) return Status::Invalid(where, "tensor has statistics only, no data");
   const std::string path = (fs::path(parts_[record.part].dir) / ref.file).string();
   if (open_path_ != path || !open_file_) {
+    if (Status s = Confined(path); !s.ok()) return s.WithContext(where);
     auto opened = OpenTensorFile(path);
     if (!opened.ok()) return opened.status().WithContext(where);
     open_file_ = std::move(opened).value();

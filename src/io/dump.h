@@ -130,20 +130,24 @@ struct DumpPart {
   std::vector<DumpStep> steps;  ///< manifest order; empty for version 1
 };
 
+/// The problem named when a file a dump reads resolves outside the dump's directory.
+inline constexpr std::string_view kOutsideTheDump =
+    "a symbolic link that leads outside the dump directory (parity reads only files inside it)";
+
 /// A parsed dump. Records keep file order (rank directories in rank order); tensors are
 /// loaded on demand.
 class DumpDir {
  public:
-  /// Reads DIR/manifest.json and DIR/records.jsonl; when DIR has no manifest.json but has
-  /// rank<N>/ subdirectories, reads each of them as one rank of a distributed dump. Fails
-  /// (exit 2) naming the file, the line and the problem on a missing or malformed manifest
-  /// (a version other than 1 and 2 included, or rank<N>/ manifests that disagree on version,
-  /// level or mode), a line that is not a valid record, a record
-  /// naming a tensor file that does not exist or lies outside its directory, a record of
-  /// rank<N>/ whose rank is not N, a second record with the same (rank, step, name, pass,
-  /// call) or the same (rank, seq). A last line cut off mid-record (a crash) is dropped and
-  /// reported in warnings(); a record's malformed `source` is dropped the same way (the
-  /// record is kept without it; one warning per directory).
+  /// Reads DIR/manifest.json and DIR/records.jsonl (and later the tensor files), each only when
+  /// its real path lies inside DIR's (kOutsideTheDump otherwise); when DIR has no manifest.json but
+  /// has rank<N>/ subdirectories, reads each of them as one rank of a distributed dump. Fails (exit
+  /// 2) naming the file, the line and the problem on a missing or malformed manifest (a version
+  /// other than 1 and 2 included, or rank<N>/ manifests that disagree on version, level or mode), a
+  /// line that is not a valid record, a record naming a tensor file that does not exist or lies
+  /// outside its directory, a record of rank<N>/ whose rank is not N, a second record with the same
+  /// (rank, step, name, pass, call) or the same (rank, seq). A last line cut off mid-record (a
+  /// crash) is dropped and reported in warnings(); a record's malformed `source` is dropped the
+  /// same way (the record is kept without it; one warning per directory).
   static Result<DumpDir> Open(const std::string& dir);
 
   /// Open's parser for one directory, on its two files' contents (for fuzzing); tensor files
@@ -196,7 +200,11 @@ class DumpDir {
   Status AddPart(const std::string& dir, std::optional<int64_t> dir_rank, std::string_view manifest,
                  std::string_view records, Seen* seen);
 
+  /// kInvalidInput (kOutsideTheDump) when `path` resolves outside root_real_ (when set).
+  Status Confined(const std::string& path) const;
+
   std::string path_;
+  std::string root_real_;  ///< DIR's real path ("" for Parse: nothing is confined)
   std::vector<DumpPart> parts_;
   std::vector<DumpRecord> records_;
   std::vector<std::string> warnings_;

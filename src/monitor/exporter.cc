@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "monitor/exporter.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
 
 #include <charconv>
 #include <mutex>
@@ -42,7 +45,30 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
 }
 
 bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  std::string name = host;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
+    name = name.substr(1, name.size() - 2);
+  }
+  if (name.empty()) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(name.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return false;
+  bool all = true;
+  for (const addrinfo* a = found; a != nullptr && all; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* v4 = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      all = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const in6_addr& v6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+      all = IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+    } else {
+      all = false;
+    }
+  }
+  freeaddrinfo(found);
+  return all;
 }
 
 struct Exporter::Impl {

@@ -20,7 +20,10 @@ struct ListenAddress {
 };
 Result<ListenAddress> ParseListenAddress(const std::string& text);
 
-/// Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
+/// Whether every address `host` resolves to (a name, an address, an IPv6 address with or
+/// without brackets) is a loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104); false
+/// when it resolves to none. Decided on addresses, never on the name: "127.evil.example" is
+/// loopback only if it resolves there.
 bool IsLoopback(const std::string& host);
 
 class Exporter {

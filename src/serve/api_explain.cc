@@ -14,6 +14,7 @@
 #include "accept/bundle_view.h"
 #include "explain/attribution.h"
 #include "explain/explain.h"
+#include "io/dump.h"
 #include "serve/api.h"
 #include "serve/security.h"
 #include "store/store.h"
@@ -129,7 +130,14 @@ Answer ExplainApi(Context& context, const Params& params) {
       options.a = *a;
       options.b = *b;
       auto computed = RunExplain(options);
-      if (!computed.ok()) return ErrorAnswer(422, "unreadable: " + computed.status().message());
+      if (!computed.ok()) {
+        const std::string& message = computed.status().message();
+        if (message.find(kOutsideTheDump) != std::string::npos) {
+          LogRefused("/api/explain", message);
+          return ErrorAnswer(403, "refused: a file of the dumps " + std::string(kOutsideTheDump));
+        }
+        return ErrorAnswer(422, "unreadable: " + message);
+      }
       report = std::make_shared<const ExplainReport>(std::move(*computed));
       context.explain_cache.Put(key, report);
     }

@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 
 #include "accept/signing.h"
 #include "core/file_util.h"
 #include "serve/api.h"
+#include "serve/security.h"
 
 namespace parity::serve {
 namespace {
@@ -21,10 +23,35 @@ constexpr std::size_t kMaxVisited = 200000;
 constexpr int kMaxDepth = 8;
 constexpr std::size_t kMaxReportBytes = std::size_t{64} << 20;
 
-Json SignatureJson(const std::string& dir) {
+/// The first file under `dir` (to kMaxDepth) whose real path leaves `root`, if any; logged.
+std::optional<std::string> LeavesRoot(const std::filesystem::path& dir,
+                                      const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::size_t seen = 0;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator() && ++seen <= kMaxVisited;
+       it.increment(ec)) {
+    if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
+    std::error_code e;
+    if (!it->is_symlink(e)) continue;
+    const std::optional<std::string> real = RealPath(it->path().string());
+    if (real && !IsUnder(*real, root.string())) {
+      const std::string rel = fs::relative(it->path(), root, e).generic_string();
+      LogRefused(rel, "a symbolic link out of the root, to " + *real);
+      return rel;
+    }
+  }
+  return std::nullopt;
+}
+
+Json SignatureJson(const std::string& dir, const std::filesystem::path& root) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(fs::path(dir) / accept::kSignatureFile, ec)) return {{"status", "unsigned"}};
+  if (const auto out = LeavesRoot(dir, root)) {
+    return {{"status", "invalid"}, {"problem", *out + ": a symbolic link out of the root"}};
+  }
   auto verified = accept::VerifyDirectory(dir, std::nullopt);
   if (!verified.ok()) return {{"status", "invalid"}, {"problem", verified.status().message()}};
   const accept::Verification& v = *verified;
@@ -44,8 +71,21 @@ Json ReportEntry(std::size_t root, const std::filesystem::path& root_path,
   Json j = {{"root", root}, {"path", rel}};
   j["url"] = fmt::format("/files/{}/{}report.html", root, rel == "." ? "" : rel + "/");
   std::error_code ec;
-  j["has_html"] = fs::is_regular_file(dir / "report.html", ec);
-  auto text = ReadSmallFile((dir / "report.json").string(), kMaxReportBytes, "report");
+  // A file of the report is read only where its real path stays under the root.
+  const auto inside = [&root_path, &rel](const char* name, const fs::path& file) {
+    const std::optional<std::string> real = RealPath(file.string());
+    if (!real || IsUnder(*real, root_path.string())) return true;
+    LogRefused((rel == "." ? "" : rel + "/") + name,
+               "a symbolic link out of the root, to " + *real);
+    return false;
+  };
+  j["has_html"] =
+      fs::is_regular_file(dir / "report.html", ec) && inside("report.html", dir / "report.html");
+  auto text =
+      inside("report.json", dir / "report.json")
+          ? ReadSmallFile((dir / "report.json").string(), kMaxReportBytes, "report")
+          : Result<std::string>(Status::Invalid((rel == "." ? "" : rel + "/") + "report.json",
+                                                "a symbolic link out of the root (not read)"));
   if (!text.ok()) {
     j["readable"] = false;
     j["problem"] = text.status().message();
@@ -71,7 +111,7 @@ Json ReportEntry(std::size_t root, const std::filesystem::path& root_path,
       }
     }
   }
-  j["signature"] = SignatureJson(dir.string());
+  j["signature"] = SignatureJson(dir.string(), root_path);
   return j;
 }
 

@@ -25,8 +25,12 @@ struct ServeOptions {
   std::vector<std::string> roots;  ///< directories whose reports and dumps are served
   std::string host = "127.0.0.1";
   int port = 8470;
-  std::string token;              ///< "" : no token (loopback only)
+  std::string token;  ///< "" : no token (loopback only)
+  /// Further names a request's Host may give (with a token only): the names the server is
+  /// reached by when it listens on 0.0.0.0 or ::.
+  std::vector<std::string> allow_hosts;
   std::size_t cache_entries = 8;  ///< per cache (compare, explain)
+  int head_timeout_ms = 10000;    ///< each request's head must arrive within this
   int poll_ms = 2000;             ///< how often the runs page polls for new runs
 };
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -39,13 +41,89 @@ bool HasEncodedSeparator(std::string_view target) {
   return false;
 }
 
-bool IsUnder(std::string_view path, std::string_view root_real) {
-  if (root_real == "/") return !path.empty() && path.front() == '/';
-  if (!path.starts_with(root_real)) return false;
-  return path.size() == root_real.size() || path[root_real.size()] == '/';
+HostPolicy MakeHostPolicy(const std::string& listen_host, int port,
+                          const std::vector<std::string>& allowed, bool token) {
+  HostPolicy policy;
+  policy.port = port;
+  policy.names = {"localhost", "127.0.0.1", "[::1]"};
+  auto add = [&policy](std::string name) {
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (name.find(':') != std::string::npos && name.front() != '[') name = "[" + name + "]";
+    if (std::find(policy.names.begin(), policy.names.end(), name) == policy.names.end()) {
+      policy.names.push_back(std::move(name));
+    }
+  };
+  if (!listen_host.empty() && listen_host != "0.0.0.0" && listen_host != "::" &&
+      listen_host != "[::]") {
+    add(listen_host);
+  }
+  if (token) {
+    for (const std::string& name : allowed) add(name);
+  }
+  return policy;
 }
 
-Result<std::string> ResolveUnder(const std::string& root, std::string_view rel) {
+bool HostAllowed(std::string_view host_header, const HostPolicy& policy) {
+  if (host_header.empty() || host_header.size() > 255) return false;
+  std::string_view name = host_header;
+  std::string_view port;
+  const std::size_t close = host_header.rfind(']');
+  const std::size_t colon = host_header.rfind(':');
+  if (colon != std::string_view::npos && (close == std::string_view::npos || colon > close)) {
+    name = host_header.substr(0, colon);
+    port = host_header.substr(colon + 1);
+  }
+  if (port.empty()) {
+    if (colon != std::string_view::npos && (close == std::string_view::npos || colon > close)) {
+      return false;  // "name:" with no port
+    }
+    if (policy.port != 80) return false;
+  } else {
+    int value = -1;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || end != port.data() + port.size() || value != policy.port) {
+      return false;
+    }
+  }
+  for (const std::string& allowed : policy.names) {
+    if (allowed.size() != name.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < name.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(name[i])) == allowed[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+HeadVerdict CheckRequestHead(std::string_view received, const HeadLimits& limits) {
+  const std::size_t end = received.find("\r\n\r\n");
+  const std::string_view head =
+      end == std::string_view::npos ? received : received.substr(0, end + 4);
+  const std::size_t first = head.find("\r\n");
+  // Without its CRLF yet, the line is at least what came, a last CR perhaps its end.
+  const std::size_t line = first != std::string_view::npos ? first
+                           : head.ends_with('\r')          ? head.size() - 1
+                                                           : head.size();
+  if (line > limits.request_line) {
+    return HeadVerdict::kLineTooLong;
+  }
+  if (head.size() > limits.head) return HeadVerdict::kHeadTooLarge;
+  if (first != std::string_view::npos) {
+    // Lines after the request line, the blank one not counted.
+    std::size_t fields = 0;
+    for (std::size_t at = first + 2; at < head.size();) {
+      const std::size_t next = head.find("\r\n", at);
+      if (next == std::string_view::npos || next == at) break;
+      if (++fields > limits.fields) return HeadVerdict::kTooManyFields;
+      at = next + 2;
+    }
+  }
+  return end == std::string_view::npos ? HeadVerdict::kIncomplete : HeadVerdict::kComplete;
+}
+
+Result<std::string> ResolveUnder(const std::string& root, std::string_view rel, bool* outside) {
   const std::string shown(rel);
   if (rel.find('\0') != std::string_view::npos) return Status::Invalid(shown, "holds a NUL");
   if (rel.find('\\') != std::string_view::npos) return Status::Invalid(shown, "holds a backslash");
@@ -64,9 +142,16 @@ Result<std::string> ResolveUnder(const std::string& root, std::string_view rel) 
   std::unique_ptr<char, decltype(&std::free)> real(realpath(joined.c_str(), nullptr), &std::free);
   if (!real) return Status::Invalid(shown, "no such file");
   if (!IsUnder(real.get(), root_real.get())) {
+    if (outside != nullptr) *outside = true;
     return Status::Invalid(shown, "leads outside the served root");
   }
   return std::string(real.get());
+}
+
+void LogRefused(std::string_view what, std::string_view why) {
+  std::fprintf(stderr, "parity serve: refused %.*s: %.*s\n", static_cast<int>(what.size()),
+               what.data(), static_cast<int>(why.size()), why.data());
+  std::fflush(stderr);
 }
 
 }  // namespace parity::serve

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 
 #include "monitor/exporter.h"
 #include "serve/api.h"
+#include "serve/head_guard.h"
 #include "serve/security.h"
 
 namespace parity::serve {
@@ -50,9 +52,34 @@ std::string ContentType(const std::string& path) {
   return it == kTypes.end() ? "application/octet-stream" : it->second;
 }
 
+/// Whether a browser could run script in the file as a page: HTML, SVG, XML (XHTML).
+bool IsActive(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".html" || ext == ".htm" || ext == ".svg" || ext == ".xml" || ext == ".xhtml";
+}
+
 }  // namespace
 
 Status CheckOptions(const ServeOptions& options) {
+  if (!options.allow_hosts.empty() && options.token.empty()) {
+    return Status::Invalid("--allow-host",
+                           "names other hosts the server answers to, which is safe only with "
+                           "--token or --token-file");
+  }
+  for (const std::string& name : options.allow_hosts) {
+    const bool v6 = name.size() > 2 && name.front() == '[' && name.back() == ']' &&
+                    name.find_first_not_of("0123456789abcdefABCDEF:.", 1) == name.size() - 1;
+    const bool plain = !name.empty() && name.size() <= 253 &&
+                       name.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789.-") == std::string::npos;
+    if (!v6 && !plain) {
+      return Status::Invalid("--allow-host",
+                             fmt::format("'{}' is not a host name or address (no port; an IPv6 "
+                                         "address in brackets)",
+                                         name.substr(0, 300)));
+    }
+  }
   if (!monitor::IsLoopback(options.host) && options.token.empty()) {
     return Status::Invalid("--listen", fmt::format("{} is not a loopback address: serving it "
                                                    "needs --token or --token-file",
@@ -68,9 +95,16 @@ Status CheckOptions(const ServeOptions& options) {
 }
 
 struct Server::Impl {
-  explicit Impl(ServeOptions options) : context(std::move(options)) {}
+  explicit Impl(ServeOptions options)
+      : context(std::move(options)), server(Guard(context.options)) {}
+  static GuardOptions Guard(const ServeOptions& options) {
+    GuardOptions guard;
+    guard.head_deadline = std::chrono::milliseconds(options.head_timeout_ms);
+    return guard;
+  }
   Context context;
-  httplib::Server server;
+  GuardedServer server;
+  HostPolicy hosts;
   int port = 0;
   bool bound = false;
 };
@@ -79,6 +113,7 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(op
   Impl& impl = *impl_;
   Context& context = impl.context;
   httplib::Server& server = impl.server;
+  HostPolicy& hosts = impl.hosts;
   server.new_task_queue = [] { return new httplib::ThreadPool(32); };
   server.set_keep_alive_max_count(1000);
   server.set_read_timeout(10, 0);
@@ -87,13 +122,17 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(op
   // Headers and body go out in separate writes: without TCP_NODELAY a keep-alive client's
   // delayed ACK holds the body back 40 ms.
   server.set_tcp_nodelay(true);
-  // Every request passes here first: the method, the token, the path's encoding.
+  // Every request passes here first: the Host, the method, the token, the path's encoding.
   server.set_pre_routing_handler(
-      [&context](const httplib::Request& request, httplib::Response& response) {
+      [&context, &hosts](const httplib::Request& request, httplib::Response& response) {
         const auto refuse = [&response](int status, std::string_view message) {
           SendJson(response, ErrorAnswer(status, message));
           return httplib::Server::HandlerResponse::Handled;
         };
+        // A page elsewhere whose name was rebound to this address sends its own name.
+        if (!HostAllowed(request.get_header_value("Host"), hosts)) {
+          return refuse(421, "the Host header names no address this server answers to");
+        }
         if (request.method != "GET" && request.method != "HEAD") {
           response.set_header("Allow", "GET, HEAD");
           return refuse(405, "method not allowed: parity serve is read-only (GET, HEAD)");
@@ -149,9 +188,11 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(op
       SendJson(response, ErrorAnswer(404, fmt::format("no root {}", root)));
       return;
     }
-    auto path = ResolveUnder(context.options.roots[root], request.matches[2].str());
+    bool outside = false;
+    auto path = ResolveUnder(context.options.roots[root], request.matches[2].str(), &outside);
     if (!path.ok()) {
-      SendJson(response, ErrorAnswer(404, path.status().message()));
+      if (outside) LogRefused(request.path, path.status().message());
+      SendJson(response, ErrorAnswer(outside ? 403 : 404, path.status().message()));
       return;
     }
     std::error_code ec;
@@ -172,6 +213,20 @@ Server::Server(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(op
     }
     // Streamed a chunk at a time: a large report costs no more memory than a small one.
     response.set_header("X-Content-Type-Options", "nosniff");
+    // Nothing under a root runs with the dashboard's origin: a report's page runs its own
+    // scripts (Chart.js) in an opaque origin; any other page is a download.
+    const std::string name = std::filesystem::path(*path).filename().string();
+    if (name == "report.html") {
+      response.set_header("Content-Security-Policy", "sandbox allow-scripts");
+    } else {
+      response.set_header("Content-Security-Policy", "sandbox");
+      if (IsActive(*path)) {
+        response.set_header(
+            "Content-Disposition",
+            fmt::format("attachment; filename=\"{}\"",
+                        "download" + std::filesystem::path(*path).extension().string()));
+      }
+    }
     response.set_content_provider(
         static_cast<std::size_t>(size), ContentType(*path),
         [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
@@ -210,6 +265,8 @@ Status Server::Bind() {
     impl.port = options.port;
   }
   impl.bound = true;
+  impl.server.WidenBacklog();
+  impl.hosts = MakeHostPolicy(options.host, impl.port, options.allow_hosts, !options.token.empty());
   return Status::Ok();
 }
 

@@ -14,10 +14,11 @@ import unittest
 BIN = os.environ["PARITY_BIN"]
 
 # Per-sample time (ms) by (batch_size, OMP_NUM_THREADS): batch 32 with "2" is the planted best
-# (1 ms a sample against 3 ms); OMP_NUM_THREADS=3 is faster still (0.1 ms: ten times, so that
-# it stays ahead at every batch size whatever the step's own overhead on a busy machine) but
-# multiplies the loss by 10, so it must be flagged. The harness's torch thread count is left alone: the
-# variable is only read here.
+# (1 ms a sample against 3 ms); OMP_NUM_THREADS=3 is faster still (0.1 ms: at each batch size
+# at least ten times faster than the other settings, whose step has the same overhead) but
+# multiplies the loss by 10, so it must be flagged. The harness's torch thread count is left
+# alone: the variable is only read here. Speeds are compared only between trials of one run,
+# never with a fixed figure: a busy machine slows them all.
 FAKE = '''
 import os
 import time
@@ -97,8 +98,11 @@ class Tune(unittest.TestCase):
         best = doc["best"]
         self.assertEqual((best["knobs"], best["env"]),
                          ({"batch_size": 32}, {"OMP_NUM_THREADS": "2"}), doc)
-        # 3 ms against 1 ms a sample: the default runs at a third of the best's speed.
-        self.assertAlmostEqual(doc["speedup"]["ratio"], 3.0, delta=0.45)
+        # The best's speed over the default's, both measured in this run (3 ms against 1 ms a
+        # sample, planted; by how much it shows depends on the machine's load).
+        self.assertEqual(doc["speedup"]["ratio"],
+                         doc["best"]["samples_per_s"] / doc["default"]["samples_per_s"])
+        self.assertGreater(doc["speedup"]["ratio"], 1.0)
         self.assertLessEqual(doc["speedup"]["low"], doc["speedup"]["ratio"])
         self.assertGreaterEqual(doc["speedup"]["high"], doc["speedup"]["ratio"])
         self.assertEqual(doc["default"]["label"], "default")
@@ -112,8 +116,12 @@ class Tune(unittest.TestCase):
         for t in flagged:
             self.assertEqual(t["rung"], 0)  # never promoted
             self.assertFalse(t["loss_check"]["inside_envelope"], t)
-            # ... although faster than anything else.
-            self.assertGreater(t["samples_per_s"], doc["best"]["samples_per_s"] * 1.2)
+            # ... although faster than the other settings of its batch size on that rung.
+            others = [o for o in doc["trials"] if o["rung"] == 0 and not o["envelope"]
+                      and o["config"]["knobs"] == t["config"]["knobs"] and o is not t]
+            self.assertEqual(len(others), 2, t)
+            for o in others:
+                self.assertGreater(t["samples_per_s"], o["samples_per_s"], (t, o))
         envelope = [t for t in doc["trials"] if t["envelope"]]
         self.assertEqual(sorted((t["rung"], t["seed"]) for t in envelope),
                          [(0, 1), (0, 2), (1, 1), (1, 2)])

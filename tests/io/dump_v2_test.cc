@@ -348,6 +348,39 @@ TEST(DumpV2, BadRecordsAreErrorsNamingFileAndLine) {
   }
 }
 
+TEST(DumpV2, FilesAreReadOnlyInsideTheDump) {
+  TempDir tmp;
+  DumpWriter w(tmp.File("d"));
+  DumpWriter outside(tmp.File("elsewhere"));
+  outside.Npy("tensors/x.npy", {1, 2, 3, 4});
+  w.Npy("tensors/in.npy", {1, 2, 3, 4});
+  fs::create_symlink(tmp.File("elsewhere/tensors/x.npy"), w.dir() + "/tensors/out.npy");
+  fs::create_symlink("in.npy", w.dir() + "/tensors/also-in.npy");  // stays inside: read
+  w.Manifest(Manifest2());
+  auto tensor = [](const char* file) {
+    return Json{{"file", file}, {"dtype", "float32"}, {"shape", {4}}};
+  };
+  w.Records({Record(0, "a", "forward", 0, 0, {{"outputs", {tensor("tensors/also-in.npy")}}}),
+             Record(1, "b", "forward", 0, 0, {{"outputs", {tensor("tensors/out.npy")}}})});
+  auto dump = DumpDir::Open(w.dir());
+  ASSERT_TRUE(dump.ok()) << dump.status().message();
+  const auto& records = dump->records();
+  EXPECT_TRUE(dump->Load(records[0], records[0].outputs[0]).ok());
+  auto out = dump->Load(records[1], records[1].outputs[0]);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find(kOutsideTheDump), std::string::npos);
+  EXPECT_NE(out.status().message().find("records.jsonl:2"), std::string::npos);
+
+  // The manifest and the records themselves too.
+  outside.Manifest(Manifest2());
+  fs::remove(w.dir() + "/manifest.json");
+  fs::create_symlink(outside.dir() + "/manifest.json", w.dir() + "/manifest.json");
+  const std::string error = OpenError(w.dir());
+  EXPECT_NE(error.find(w.dir() + "/manifest.json: " + std::string(kOutsideTheDump)),
+            std::string::npos)
+      << error;
+}
+
 TEST(DumpV2, CoverageCountsOpsPassesAndReplayable) {
   TempDir tmp;
   DumpWriter w(tmp.File("d"));

@@ -80,9 +80,16 @@ TEST(Exporter, ListenAddresses) {
        {"9400", ":9400", "host:", "host:65536", "host:-1", "a:b:c", "[::1]9400", "h:12x"}) {
     EXPECT_EQ(ParseListenAddress(bad).status().code(), StatusCode::kInvalidInput) << bad;
   }
-  EXPECT_TRUE(IsLoopback("127.0.0.1"));
-  EXPECT_TRUE(IsLoopback("::1"));
-  EXPECT_FALSE(IsLoopback("0.0.0.0"));
+  // Decided on the addresses a name resolves to, never on how the name reads
+  // (.invalid never resolves: RFC 6761).
+  for (const char* host :
+       {"127.0.0.1", "::1", "localhost", "[::1]", "127.8.9.10", "::ffff:127.0.0.1"}) {
+    EXPECT_TRUE(IsLoopback(host)) << host;
+  }
+  for (const char* host :
+       {"0.0.0.0", "::", "::ffff:10.0.0.1", "127.evil.invalid", "128.0.0.1", ""}) {
+    EXPECT_FALSE(IsLoopback(host)) << host;
+  }
 }
 
 TEST(AlertExec, SplitsWithoutAShell) {

@@ -85,5 +85,64 @@ TEST_F(ResolveUnderTest, RefusesEveryWayOut) {
   EXPECT_FALSE(ResolveUnder(root_, with_nul).ok());
 }
 
+TEST_F(ResolveUnderTest, SaysWhenALinkLeadsOut) {
+  bool outside = false;
+  EXPECT_FALSE(ResolveUnder(root_, "reports/out-link", &outside).ok());
+  EXPECT_TRUE(outside);
+  outside = false;
+  EXPECT_FALSE(ResolveUnder(root_, "reports/missing", &outside).ok());
+  EXPECT_FALSE(outside);
+}
+
+TEST(HostAllowed, LoopbackNamesWithThePort) {
+  const HostPolicy policy = MakeHostPolicy("127.0.0.1", 8470, {}, false);
+  for (const char* host :
+       {"127.0.0.1:8470", "localhost:8470", "LocalHost:8470", "[::1]:8470", "[::1]:8470"}) {
+    EXPECT_TRUE(HostAllowed(host, policy)) << host;
+  }
+  for (const char* host : {"rebind.attacker.example:8470", "127.0.0.1:8471", "127.0.0.1",
+                           "127.0.0.1:", "localhost:8470x", "localhost:+8470", "::1:8470", "[::1]",
+                           "", "127.0.0.1:8470 ", "127.0.0.2:8470", "localhost.:8470"}) {
+    EXPECT_FALSE(HostAllowed(host, policy)) << host;
+  }
+  // Port 80 may be left out, as browsers do.
+  EXPECT_TRUE(HostAllowed("localhost", MakeHostPolicy("127.0.0.1", 80, {}, false)));
+}
+
+TEST(HostAllowed, ListenAddressAndAllowedNamesWithAToken) {
+  // A specific listen address is a name too; 0.0.0.0 and :: are not.
+  EXPECT_TRUE(HostAllowed("10.1.2.3:9000", MakeHostPolicy("10.1.2.3", 9000, {}, true)));
+  EXPECT_TRUE(HostAllowed("[fd00::5]:9000", MakeHostPolicy("fd00::5", 9000, {}, true)));
+  EXPECT_FALSE(HostAllowed("0.0.0.0:9000", MakeHostPolicy("0.0.0.0", 9000, {}, true)));
+  EXPECT_FALSE(HostAllowed("[::]:9000", MakeHostPolicy("::", 9000, {}, true)));
+  const HostPolicy with_token = MakeHostPolicy("0.0.0.0", 9000, {"Parity.Example"}, true);
+  EXPECT_TRUE(HostAllowed("parity.example:9000", with_token));
+  EXPECT_FALSE(HostAllowed("other.example:9000", with_token));
+  // Without a token, --allow-host names are never taken.
+  EXPECT_FALSE(HostAllowed("parity.example:9000",
+                           MakeHostPolicy("127.0.0.1", 9000, {"parity.example"}, false)));
+}
+
+TEST(CheckRequestHead, WithinAndOverEachLimit) {
+  HeadLimits limits;
+  limits.request_line = 64;
+  limits.fields = 3;
+  limits.head = 200;
+  EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\nHost: a\r\n\r\n", limits), HeadVerdict::kComplete);
+  EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\nHost: a\r\n", limits), HeadVerdict::kIncomplete);
+  EXPECT_EQ(CheckRequestHead("", limits), HeadVerdict::kIncomplete);
+  // Over a limit as soon as the bytes show it, the blank line not yet sent.
+  EXPECT_EQ(CheckRequestHead("GET /" + std::string(70, 'x'), limits), HeadVerdict::kLineTooLong);
+  EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\na: 1\r\nb: 2\r\nc: 3\r\nd: 4\r\n", limits),
+            HeadVerdict::kTooManyFields);
+  EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\na: 1\r\nb: 2\r\nc: 3\r\n\r\n", limits),
+            HeadVerdict::kComplete);
+  EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\na: " + std::string(250, 'v'), limits),
+            HeadVerdict::kHeadTooLarge);
+  // Only the first head counts: a pipelined second request is the next one's business.
+  EXPECT_EQ(CheckRequestHead("GET / HTTP/1.1\r\n\r\n" + std::string(500, 'x'), limits),
+            HeadVerdict::kComplete);
+}
+
 }  // namespace
 }  // namespace parity::serve
