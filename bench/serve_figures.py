@@ -13,7 +13,10 @@ op calls over 10 steps, 99% statistics-only (compared only) and 1% a replayable 
 hash differing on B for one call in 50.
 
 Usage: serve_figures.py [--parity build/parity] [--gen build/tests/parity_store_gen]
-                        [--runs 10000] [--ops 100000] [--duration 5] [--json OUT]
+                        [--runs 10000] [--ops 100000] [--duration 5] [--baseline PARITY]
+                        [--json OUT]
+With --baseline, each endpoint's wrk figures are taken again for both binaries in turn and the
+p50 ratios (this / baseline) are reported.
 """
 import argparse
 import json
@@ -132,6 +135,56 @@ def first_page_load(url):
         browser.stop()
 
 
+def measure(parity, db, root, duration, full=True):
+    """A `parity serve` of `parity` on the store and roots: (when `full`) the first page load,
+    the page's fetches, the cold compare and explain; and each endpoint under wrk."""
+    out = {}
+    proc = subprocess.Popen([parity, "serve", "--db", db, "--root", root, "--listen",
+                             "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        base = line.split(" ")[2].rstrip("/")
+        runs = json.loads(get(base + "/api/runs?kind=collect&limit=2"))["runs"]
+        a, b = runs[1]["id"], runs[0]["id"]
+        explain = base + "/api/explain?dir_a=dumps/a&dir_b=dumps/b"
+        if full:
+            out["first_page_load_s"] = first_page_load(base + "/")
+            t = time.monotonic()
+            get(base + "/")
+            get(base + "/serve.js")
+            get(base + "/chart.js")
+            get(base + "/api/runs?limit=50")
+            out["page_fetch_s"] = round(time.monotonic() - t, 4)
+            t = time.monotonic()
+            get(base + "/api/compare?a=%d&b=%d" % (a, b))
+            out["compare_cold_s"] = round(time.monotonic() - t, 3)
+            t = time.monotonic()
+            first = json.loads(get(explain + "&limit=1"))
+            out["explain_cold_s"] = round(time.monotonic() - t, 2)
+            out["explain_total_ops"] = first["total"]
+            out["explain_causes"] = first["causes"]
+        else:
+            get(base + "/api/compare?a=%d&b=%d" % (a, b))  # computed once, then cached
+            get(explain + "&limit=1")
+        urls = {
+            "asset": base + "/serve.css",  # no work of its own: the HTTP layer alone
+            "runs_10": base + "/api/runs?limit=10",
+            "runs": base + "/api/runs?limit=100",
+            "runs_search": base + "/api/runs?q=gen-99&limit=100",
+            "trend": base + "/api/trend?metric=stream.triad&node=node-0",
+            "compare": base + "/api/compare?a=%d&b=%d" % (a, b),
+            "explain_page": explain + "&pass=backward&module=layers.4&offset=200&limit=100",
+        }
+        # One connection (a user's page) and eight (a team's pages polling at once).
+        out["wrk"] = {"%s_c%d" % (name, c): wrk(url, duration, connections=c,
+                                                threads=min(c, 2))
+                      for c in (1, 8) for name, url in urls.items()}
+    finally:
+        proc.terminate()
+        proc.wait()
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parity", default=os.path.join(HERE, "..", "build", "parity"))
@@ -139,6 +192,8 @@ def main():
     ap.add_argument("--runs", type=int, default=10000)
     ap.add_argument("--ops", type=int, default=100000)
     ap.add_argument("--duration", type=int, default=5, help="seconds of wrk per figure")
+    ap.add_argument("--baseline", help="another parity binary (e.g. an earlier commit's): its "
+                    "serve measured on the same store, alternating, and the p50 ratios given")
     ap.add_argument("--json")
     args = ap.parse_args()
     out = {"machine": platform.machine(), "cpus": os.cpu_count(), "runs": args.runs,
@@ -173,44 +228,22 @@ def main():
                 times.append(time.monotonic() - t)
             out[name + "_s"] = round(statistics.median(times), 4)
 
-        proc = subprocess.Popen([args.parity, "serve", "--db", db, "--root",
-                                 os.path.join(d, "root"), "--listen", "127.0.0.1:0"],
-                                stdout=subprocess.PIPE, text=True)
-        try:
-            line = proc.stdout.readline()
-            base = line.split(" ")[2].rstrip("/")
-            runs = json.loads(get(base + "/api/runs?kind=collect&limit=2"))["runs"]
-            a, b = runs[1]["id"], runs[0]["id"]
-            out["first_page_load_s"] = first_page_load(base + "/")
-            t = time.monotonic()
-            get(base + "/")
-            get(base + "/serve.js")
-            get(base + "/chart.js")
-            get(base + "/api/runs?limit=50")
-            out["page_fetch_s"] = round(time.monotonic() - t, 4)
-            t = time.monotonic()
-            get(base + "/api/compare?a=%d&b=%d" % (a, b))
-            out["compare_cold_s"] = round(time.monotonic() - t, 3)
-            explain = base + "/api/explain?dir_a=dumps/a&dir_b=dumps/b"
-            t = time.monotonic()
-            first = json.loads(get(explain + "&limit=1"))
-            out["explain_cold_s"] = round(time.monotonic() - t, 2)
-            out["explain_total_ops"] = first["total"]
-            out["explain_causes"] = first["causes"]
-            urls = {
-                "runs": base + "/api/runs?limit=100",
-                "runs_search": base + "/api/runs?q=gen-99&limit=100",
-                "trend": base + "/api/trend?metric=stream.triad&node=node-0",
-                "compare": base + "/api/compare?a=%d&b=%d" % (a, b),
-                "explain_page": explain + "&pass=backward&module=layers.4&offset=200&limit=100",
-            }
-            # One connection (a user's page) and eight (a team's pages polling at once).
-            out["wrk"] = {"%s_c%d" % (name, c): wrk(url, args.duration, connections=c,
-                                                    threads=min(c, 2))
-                          for c in (1, 8) for name, url in urls.items()}
-        finally:
-            proc.terminate()
-            proc.wait()
+        root = os.path.join(d, "root")
+        out.update(measure(args.parity, db, root, args.duration))
+        if args.baseline:
+            # Another build on the same store and roots, alternating with this one (baseline,
+            # this, this, baseline) so that a change of load weighs on both alike.
+            rounds = {"baseline": [], "this": []}
+            for who in ("baseline", "this", "this", "baseline"):
+                parity = args.baseline if who == "baseline" else args.parity
+                rounds[who].append(measure(parity, db, root, args.duration, full=False)["wrk"])
+            out["against_baseline"] = {
+                key: {"p50_ms": [statistics.mean(r[key]["p50_ms"] for r in rounds[w])
+                                 for w in ("baseline", "this")],
+                      "p50_ratio": round(
+                          statistics.mean(r[key]["p50_ms"] for r in rounds["this"]) /
+                          statistics.mean(r[key]["p50_ms"] for r in rounds["baseline"]), 3)}
+                for key in rounds["this"][0]}
     text = json.dumps(out, indent=2)
     print(text)
     if args.json:

@@ -137,7 +137,9 @@ Admission Judge(HeadVerdict verdict, const HeadLimits& limits) {
 Admission AwaitHead(const BufferedSocketStream& stream, int sock, const GuardOptions& options) {
   const HeadLimits& limits = options.limits;
   const auto until = Clock::now() + options.head_deadline;
-  std::vector<char> head(limits.head + 1);
+  // One buffer a thread, neither allocated nor cleared per request (it holds only a copy).
+  thread_local std::vector<char> head;
+  head.resize(limits.head + 1);
   for (;;) {
     const std::string_view held = stream.buffered().substr(0, head.size());
     std::copy(held.begin(), held.end(), head.begin());
