@@ -7,8 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
+#include <optional>
 #include <system_error>
+#include <utility>
 
 namespace parity::serve {
 
@@ -135,17 +136,15 @@ Result<std::string> ResolveUnder(const std::string& root, std::string_view rel, 
     if (part == ".." || part == ".") return Status::Invalid(shown, "has a '.' or '..' component");
     start = end + 1;
   }
-  std::unique_ptr<char, decltype(&std::free)> root_real(realpath(root.c_str(), nullptr),
-                                                        &std::free);
+  const std::optional<std::string> root_real = RealPath(root);
   if (!root_real) return Status::Invalid(root, "the root can't be resolved");
-  const std::string joined = std::string(root_real.get()) + "/" + shown;
-  std::unique_ptr<char, decltype(&std::free)> real(realpath(joined.c_str(), nullptr), &std::free);
+  std::optional<std::string> real = RealPath(*root_real + "/" + shown);
   if (!real) return Status::Invalid(shown, "no such file");
-  if (!IsUnder(real.get(), root_real.get())) {
+  if (!IsUnder(*real, *root_real)) {
     if (outside != nullptr) *outside = true;
     return Status::Invalid(shown, "leads outside the served root");
   }
-  return std::string(real.get());
+  return std::move(*real);
 }
 
 void LogRefused(std::string_view what, std::string_view why) {
