@@ -220,7 +220,7 @@ class ZooWorkloads(unittest.TestCase):
             with open(space, "w") as f:
                 f.write("knobs:\n  batch_size: [default, 2]\n")
             r = subprocess.run(
-                [BIN, "tune", "hf-bert", "--space", space, "--budget", "5m", "--warmup", "1",
+                [BIN, "tune", "hf-bert", "--space", space, "--budget", "60m", "--warmup", "1",
                  "--min-steps", "2", "--max-steps", "4", "--python", sys.executable,
                  "--json", os.path.join(tmp, "tune.json")],
                 capture_output=True, text=True, timeout=900, env=self.env)
