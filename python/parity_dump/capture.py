@@ -172,6 +172,9 @@ class Capture(PassHooks):
         self.save_grads = save_grads
         self.save_optimizer_state = save_optimizer_state
         self.regions = Regions(self, compiled) if level == "aten" else None
+        # False where the caller brackets optimizers' steps itself (the launcher, with
+        # _optimizer_enter and _optimizer_exit).
+        self.hook_optimizers = True
         self.started = False
         self.stopped = False
         self.active = False
@@ -295,6 +298,16 @@ class Capture(PassHooks):
             self._write_manifest()
             self.records.close()
 
+    def adopt_model(self, model, args=(), kwargs=None):
+        """Names records after `model`'s module paths from now on, for a capture started
+        without one (the launcher finds the model at its first call): called from a global
+        forward pre-hook of `model`'s call with its arguments, which counts as the root's own
+        pre-hook for that call."""
+        self.model = model
+        for name, p in model.named_parameters():
+            self.param_names.setdefault(id(p), name)
+        self.scopes.adopt(model, args, kwargs or {})
+
     def __enter__(self):
         return self.start()
 
@@ -348,8 +361,9 @@ class Capture(PassHooks):
         if self.modules_recorder is not None:
             self.modules_recorder.install()
         self._patch_autograd()
-        for opt in self.optimizers:
-            self._hook_optimizer(opt)
+        if self.hook_optimizers:
+            for opt in self.optimizers:
+                self._hook_optimizer(opt)
         self.collectives.install()
         if self.stack and self.backward:
             self.tracebacks = sources.ForwardTracebacks().__enter__()

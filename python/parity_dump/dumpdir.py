@@ -5,6 +5,10 @@ import json
 import os
 
 
+# `parity capture`'s log, which it writes into the dump directory before the capture starts.
+LOG_NAME = "parity-capture.log"
+
+
 class DumpDirectoryError(ValueError):
     """The dump directory cannot be used: not a directory, not empty, or not writable."""
 
@@ -12,7 +16,7 @@ class DumpDirectoryError(ValueError):
 def prepare(out, rank=0, world_size=1):
     """Creates and checks the dump directory and returns its path: `out` itself, or
     `out`/rank<N> when world_size > 1. The directory may be missing or empty; anything else
-    (a file, a non-empty directory, no write permission) raises DumpDirectoryError naming the
+    (a file, a directory holding anything but parity capture's log, no write permission) raises DumpDirectoryError naming the
     path, before any record is written."""
     out = os.fspath(out)
     path = os.path.join(out, "rank%d" % rank) if world_size > 1 else out
@@ -23,7 +27,7 @@ def prepare(out, rank=0, world_size=1):
     except OSError as e:
         raise DumpDirectoryError("dump directory %s: cannot be created (%s)"
                                  % (path, e.strerror or e)) from e
-    if os.listdir(path):
+    if [name for name in os.listdir(path) if name != LOG_NAME]:
         raise DumpDirectoryError(
             "dump directory %s: not empty (a dump directory holds one capture; choose a new or "
             "empty directory)" % path)

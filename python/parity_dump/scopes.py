@@ -93,6 +93,16 @@ class Scopes:
             self.handles.append(handle)
             self.handles.append(module.register_forward_hook(self._post(path)))
 
+    def adopt(self, model, args, kwargs):
+        """Takes `model` as the model from now on, while its forward is being called with
+        `args` and `kwargs`: installs the hooks if live, and runs the root's pre-hook for this
+        call (the call's hooks were gathered before these existed)."""
+        self.model = model
+        if not self.live:
+            return
+        self.install()
+        self._pre("")(model, args, kwargs)
+
     def remove(self):
         """Removes the module hooks and forgets the stacks; node hooks left on live graphs do
         nothing from now on."""
@@ -119,7 +129,8 @@ class Scopes:
             boundary = []
             if self.track_backward:
                 _grad_fns(args, boundary)
-                _grad_fns(kwargs if _PRE_HOOK_KWARGS else _caller_kwargs(), boundary)
+                _grad_fns(kwargs if _PRE_HOOK_KWARGS or kwargs is not None else _caller_kwargs(),
+                          boundary)
             self.stack.append((path, module, boundary))
         return pre
 

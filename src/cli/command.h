@@ -31,6 +31,7 @@ int RunQuality(int argc, char** argv);
 int RunRng(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunTune(int argc, char** argv);
+int RunCapture(int argc, char** argv);
 int RunDevices(int argc, char** argv);
 int RunEnv(int argc, char** argv);
 int RunDoctor(int argc, char** argv);

@@ -16,11 +16,13 @@
 namespace parity::cli {
 namespace {
 
-constexpr std::array<Command, 20> kCommands = {{
+constexpr std::array<Command, 21> kCommands = {{
     {"inspect", "list tensors in npy/npz/safetensors files or directories, with statistics",
      RunInspect},
     {"compare", "compare tensors of two runs (files, directories or dumps); verdict per tensor",
      RunCompare},
+    {"capture", "run a Python training command captured op by op, no line of it changed",
+     RunCapture},
     {"replay", "each op of a dump against its float64 replay on the recorded inputs", RunReplay},
     {"explain", "attribute divergences between two dumps to causes (float64 replay per op)",
      RunExplain},

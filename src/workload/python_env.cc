@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <vector>
 
 #include "core/process.h"
 
@@ -62,22 +61,28 @@ Result<std::string> FindPython(const std::string& explicit_python) {
       "PATH imports torch, and /usr/bin/python3 does not exist)");
 }
 
-std::map<std::string, std::string> WorkloadEnvironment() {
-  std::vector<std::string> dirs;
+std::string ParityPythonDirectory() {
   std::error_code ec;
   const std::string exe_dir = ExecutableDirectory();
   const std::string installed = exe_dir + "/../lib/python3/dist-packages";
   const std::string source = PARITY_SOURCE_PYTHON_DIR;
   if (!exe_dir.empty() && std::filesystem::is_directory(installed + "/parity_workloads", ec)) {
-    dirs.push_back(std::filesystem::path(installed).lexically_normal().string());
-  } else if (!source.empty() && std::filesystem::is_directory(source + "/parity_workloads", ec)) {
-    dirs.push_back(source);
+    return std::filesystem::path(installed).lexically_normal().string();
   }
+  if (!source.empty() && std::filesystem::is_directory(source + "/parity_workloads", ec)) {
+    return source;
+  }
+  return "";
+}
+
+std::map<std::string, std::string> WorkloadEnvironment() {
   std::string path;
   if (const char* current = std::getenv("PYTHONPATH"); current != nullptr && *current != '\0') {
     path = current;
   }
-  for (const std::string& dir : dirs) path += (path.empty() ? "" : ":") + dir;
+  if (const std::string dir = ParityPythonDirectory(); !dir.empty()) {
+    path += (path.empty() ? "" : ":") + dir;
+  }
   std::map<std::string, std::string> env;
   if (!path.empty()) env["PYTHONPATH"] = path;
   return env;

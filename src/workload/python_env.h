@@ -23,6 +23,10 @@ Result<std::string> FindPython(const std::string& explicit_python);
 /// package uses its own copy, a build tree its checkout's.
 std::map<std::string, std::string> WorkloadEnvironment();
 
+/// The directory holding parity's Python packages (parity_dump, parity_workloads) as
+/// WorkloadEnvironment picks it; "" when there is none.
+std::string ParityPythonDirectory();
+
 }  // namespace parity::workload
 
 #endif  // PARITY_WORKLOAD_PYTHON_ENV_H_
