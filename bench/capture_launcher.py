@@ -7,6 +7,8 @@ uncaptured script is timed too, as the floor).
 
 Each run is one process: the script builds a parity_workloads workload, makes its batches and
 optimizer, then trains STEPS steps, timing each with perf_counter, and prints the times. The
+steps are timed in wall time and in the process's CPU time (every thread's: the CPU time is not
+charged for time a virtual machine's host takes the CPU away, which wall time is). The
 start-up time is the process's wall time (from the bench's side: for the launcher that
 includes the parity binary, the sitecustomize and the launcher's install) minus its steps.
 Medians over the rounds (each in another order, the disk synced before each run); ratios
@@ -45,9 +47,9 @@ cap = None
 if out != "-":
     import parity_dump
     cap = parity_dump.capture(w.model, out, optimizer=opt, mode=mode).start()
-times = []
+times, cpu = [], []
 for inputs, target in batches:
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     opt.zero_grad(set_to_none=True)
     loss = w.loss_fn(w.forward(w.model, inputs), target)
     loss.backward()
@@ -55,9 +57,10 @@ for inputs, target in batches:
     if cap is not None:
         cap.step()
     times.append(time.perf_counter() - t)
+    cpu.append(time.process_time() - c)
 if cap is not None:
     cap.stop()
-print(json.dumps(times))
+print(json.dumps([times, cpu]))
 '''
 
 
@@ -100,8 +103,8 @@ def main():
                 wall = time.perf_counter() - t
                 if p.returncode != 0:
                     sys.exit("%s failed (%d): %s" % (kind, p.returncode, p.stderr[-2000:]))
-                steps = json.loads(p.stdout.strip().splitlines()[-1])
-                results[kind].append({"wall": wall, "steps": steps})
+                steps, cpu = json.loads(p.stdout.strip().splitlines()[-1])
+                results[kind].append({"wall": wall, "steps": steps, "cpu": cpu})
         # Start-up alone: the same script at size tiny for one step, many rounds.
         startup = {"plain": [], "in_code": [], "launcher": []}
         for r in range(args.startup_rounds):
@@ -117,31 +120,35 @@ def main():
                 wall = time.perf_counter() - t
                 if p.returncode != 0:
                     sys.exit("%s failed (%d): %s" % (kind, p.returncode, p.stderr[-2000:]))
-                startup[kind].append(wall - sum(json.loads(p.stdout.strip().splitlines()[-1])))
+                startup[kind].append(wall - sum(json.loads(p.stdout.strip().splitlines()[-1])[0]))
     summary = {}
     for kind, runs in results.items():
         # Steps after the first (warm), medians over every step of every round.
         per_step = statistics.median(s for run in runs for s in run["steps"][1:])
+        per_step_cpu = statistics.median(s for run in runs for s in run["cpu"][1:])
         startup_of_run = statistics.median(run["wall"] - sum(run["steps"]) for run in runs)
         summary[kind] = {"startup_s": startup_of_run, "step_s": per_step,
+                         "step_cpu_s": per_step_cpu,
                          "startup_tiny_s": statistics.median(startup[kind])}
     summary["ratio_launcher_over_in_code"] = {
         "startup": summary["launcher"]["startup_s"] / summary["in_code"]["startup_s"],
         "step": summary["launcher"]["step_s"] / summary["in_code"]["step_s"],
+        "step_cpu": summary["launcher"]["step_cpu_s"] / summary["in_code"]["step_cpu_s"],
         "startup_tiny": (summary["launcher"]["startup_tiny_s"]
                          / summary["in_code"]["startup_tiny_s"])}
     import platform
     doc = {"workload": args.workload, "size": args.size, "steps": args.steps,
            "rounds": args.rounds, "mode": args.mode, "python": args.python,
            "host": platform.node(), "summary": summary}
-    print("%-9s %12s %12s %18s" % ("", "start-up s", "step ms", "start-up tiny s"))
+    print("%-9s %12s %12s %14s %18s" % ("", "start-up s", "step ms", "step cpu ms",
+                                        "start-up tiny s"))
     for kind in ("plain", "in_code", "launcher"):
-        print("%-9s %12.3f %12.3f %18.3f" % (kind, summary[kind]["startup_s"],
-                                             1e3 * summary[kind]["step_s"],
-                                             summary[kind]["startup_tiny_s"]))
+        print("%-9s %12.3f %12.3f %14.3f %18.3f" % (
+            kind, summary[kind]["startup_s"], 1e3 * summary[kind]["step_s"],
+            1e3 * summary[kind]["step_cpu_s"], summary[kind]["startup_tiny_s"]))
     ratio = summary["ratio_launcher_over_in_code"]
-    print("launcher / in-code: start-up %.3f, step %.3f, start-up tiny %.3f"
-          % (ratio["startup"], ratio["step"], ratio["startup_tiny"]))
+    print("launcher / in-code: start-up %.3f, step %.3f, step cpu %.3f, start-up tiny %.3f"
+          % (ratio["startup"], ratio["step"], ratio["step_cpu"], ratio["startup_tiny"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
