@@ -21,6 +21,7 @@ from . import aten, evidence, hops, sources
 from .collectives import Collectives
 from .compiled import Regions
 from .dumpdir import RecordsFile, prepare, write_manifest
+from .interrupts import DEFERRED
 from .manifest import manifest
 from .modes import DispatchMode, EagerDispatchMode, leave_dispatch_mode
 from .passes import PassHooks
@@ -259,6 +260,10 @@ class Capture(PassHooks):
         increment."""
         if not self.started or self.stopped:
             raise RuntimeError("step() needs a started, not stopped Capture")
+        with DEFERRED:
+            self._step()
+
+    def _step(self):
         was = self.active
         if was:
             self._end_step()
@@ -283,6 +288,10 @@ class Capture(PassHooks):
         own __exit__ later (modes.leave_dispatch_mode). Nothing is recorded after stop()."""
         if not self.started or self.stopped:
             return
+        with DEFERRED:
+            self._stop()
+
+    def _stop(self):
         self.stopped = True
         try:
             if self.active:
@@ -495,6 +504,10 @@ class Capture(PassHooks):
     def _on_op(self, func, args, kwargs):
         if self.busy or not self.active:
             return func(*args, **kwargs)
+        with DEFERRED:
+            return self._on_active_op(func, args, kwargs)
+
+    def _on_active_op(self, func, args, kwargs):
         op = aten.info(func)
         if op.mutated:  # recorded or not, the writer learns which storages it writes
             written = aten.mutated_tensors(op, args, kwargs)

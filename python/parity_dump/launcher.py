@@ -108,6 +108,8 @@ class Launcher:
                 lambda o, a, k: self._guarded(self._step_exit, o))
         for scaler_class in _scaler_classes(torch):
             self._hook_scaler(scaler_class)
+        from . import interrupts
+        interrupts.install()  # Ctrl-C waits for the op being recorded: whole records
         atexit.register(self.finish)
 
     def _guarded(self, event, *args):
