@@ -12,8 +12,6 @@ dbg.step(); ...; dbg.stop().
 """
 import collections
 import contextlib
-import os
-import time
 
 import torch
 
@@ -21,13 +19,14 @@ from . import aten, evidence, hops, sources
 from .collectives import Collectives
 from .compiled import Regions
 from .dumpdir import RecordsFile, prepare, write_manifest
+from .emit import RecordEmitter
 from .interrupts import DEFERRED
 from .manifest import manifest
 from .modes import DispatchMode, EagerDispatchMode, leave_dispatch_mode
 from .passes import PassHooks
 from .scopes import Scopes
 from .selection import Patterns, listed, rank_and_world, window
-from .tensors import BATCH, MODES, Hasher, TensorWriter, hash_function, storage_address
+from .tensors import MODES, Hasher, TensorWriter, hash_function, storage_address
 
 LEVELS = ("aten", "modules")
 _PAUSED = [0]  # paused() depth, for every capture of this process
@@ -59,7 +58,7 @@ class _BusyScope:
         self.capture.busy = False
 
 
-class Capture(PassHooks):
+class Capture(PassHooks, RecordEmitter):
     """One capture into one dump directory (per rank).
 
     Args:
@@ -81,7 +80,8 @@ class Capture(PassHooks):
       rank: the rank to record (default torch.distributed's, else 0).
       level: "aten" (every aten op, beneath autograd and autocast) or "modules" (version 1's
         functional ops named after leaf modules, through TorchFunctionMode).
-      mode: "tensors" (.npy files) or "stats" (statistics only, no files).
+      mode: "tensors" (.npy files), "stats" (statistics and digests, no files) or "hashes"
+        (each tensor's digest alone: which tensors differ, not by how much).
       optimizer: an optimizer, or a list of them: the ops of its step() are pass "optimizer",
         and save_grads / save_optimizer_state read it.
       scaler: a torch GradScaler (or anything with get_scale()): its scale and skipped steps
@@ -119,14 +119,14 @@ class Capture(PassHooks):
     (module ""); all others are "forward", zero_grad's fills included (none with
     set_to_none=True).
 
-    Mode "stats" (see tensors.py): at level "aten" the statistics of a tensor met again
-    unchanged, or of a view with the same bytes, are reused (every write to a tensor passes
-    through the dispatch mode or a collective, which forget what they write); the
-    statistics and digests of tensors of 64 KiB and more are computed on a thread of the
-    capture's own, those of short tensors 64 at a time; a record is written once its figures
-    are set (at the latest at the step's end), and an op that writes to a tensor whose
-    figures are still pending computes them first. Writes that bypass torch (through
-    .numpy(), a C extension) between two ops of a captured step are not seen.
+    Modes "stats" and "hashes" (see tensors.py): at level "aten" the figures (statistics,
+    digest) of a tensor met again unchanged, or of a view with the same bytes, are reused
+    (every write to a tensor passes through the dispatch mode or a collective, which forget
+    what they write); the figures of tensors of 64 KiB and more are computed on a thread of
+    the capture's own, the statistics of short tensors 64 at a time; a record is written
+    once its figures are set (at the latest at the step's end), and an op that writes to a
+    tensor whose figures are still pending computes them first. Writes that bypass torch
+    (through .numpy(), a C extension) between two ops of a captured step are not seen.
 
     Manifest steps: steps[i].generators is the generator state at the start of the step
     (before its first op), taken at start() or step(); the entry of the step running when
@@ -199,7 +199,7 @@ class Capture(PassHooks):
         # computed on a thread of their own (records wait in self.unwritten for theirs).
         aten_level = self.level == "aten"
         self.hasher = None
-        if aten_level and (self.mode == "stats" or self.max_bytes is not None):
+        if aten_level and (self.mode != "tensors" or self.max_bytes is not None):
             self.hasher = Hasher(hash_function(self.hash)[1])
         self.unwritten = collections.deque()  # (record, the last digest's number)
         self.writer = TensorWriter(self.dir, self.mode, self.max_bytes, file_format,
@@ -435,67 +435,6 @@ class Capture(PassHooks):
                 (self.select_op is None or self.select_op(op)) and self.select_module(module))
         return hit
 
-    def _next_call(self, name, pass_):
-        key = (name, pass_)
-        call = self.calls.get(key, 0)
-        self.calls[key] = call + 1
-        return call
-
-    def _head(self, name, module, op, overload, pass_, attrs):
-        seq = self.seq
-        self.seq += 1
-        record = {"seq": seq, "step": self.step_index, "rank": self.rank, "name": name,
-                  "module": module, "op": op, "overload": overload, "pass": pass_,
-                  "call": self._next_call(name, pass_), "attrs": attrs}
-        if self.stack:
-            source = (sources.of_backward_node() if pass_ == "backward"
-                      else sources.from_stack())
-            if source is not None:
-                record["source"] = source
-        return record
-
-    def _emit(self, record):
-        self.step_records += 1
-        if self.hasher is None:
-            self.records.write(record)
-            return
-        self.unwritten.append((record, self.hasher.count))
-        self._write_records()
-
-    def _write_records(self, wait=False):
-        """Writes the records whose digests are all set, in order (all of them with wait)."""
-        unwritten = self.unwritten
-        if wait and self.hasher is not None:
-            self.hasher.wait()
-        elif len(self.writer.batch) < BATCH:  # records wait for a batch of statistics
-            return
-        self.writer.describe()
-        if not unwritten:
-            return
-        is_ready = self.hasher.ready
-        if is_ready(unwritten[-1][1]):  # all of them
-            ready = [r for r, _ in unwritten]
-            unwritten.clear()
-        else:
-            ready = []
-            while unwritten and is_ready(unwritten[0][1]):
-                ready.append(unwritten.popleft()[0])
-        if len(ready) == 1:
-            self.records.write(ready[0])
-        elif ready:
-            self.records.write_many(ready)
-
-    def _written_outside(self):
-        """Tensors were written outside aten dispatch (a collective): no digest may still
-        be reading them, no statistics computed before are reused."""
-        if self.hasher is not None:
-            self.hasher.wait()
-        self.writer.forget()
-
-    def _sync(self, tensors):
-        if self.timing and torch.cuda.is_available() and any(t.is_cuda for t in tensors):
-            torch.cuda.synchronize()
-
     # --- aten ops --------------------------------------------------------------------------
     def _on_hop(self, func, args, kwargs):
         """A higher-order op (torch.cond, flex_attention): run, and recorded as one op."""
@@ -553,44 +492,6 @@ class Capture(PassHooks):
             record["time_us"] = elapsed * 1e6
         self._emit(record)
         return result
-
-    def _input_entries(self, inputs, seq):
-        """The entries of a record's inputs, given as (argument name, index or None, tensor)."""
-        entries = []
-        for i, (arg, index, tensor) in enumerate(inputs):
-            e = {"arg": arg}
-            if index is not None:
-                e["index"] = index
-            e.update(self.writer.entry(tensor, seq, "in%d" % i))
-            entries.append(e)
-        return entries
-
-    def _run_timed(self, record, tensors, call):
-        """call() with the device synchronised around it (`tensors`' devices), as (its result,
-        seconds); when it raises, the record is taken back (_unrecord) and the exception goes
-        on."""
-        self._sync(tensors)
-        start = time.perf_counter()
-        try:
-            result = call()
-        except BaseException:
-            self._unrecord(record)
-            raise
-        self._sync(tensors)
-        return result, time.perf_counter() - start
-
-    def _unrecord(self, record):
-        """Takes back a record whose op raised: its seq and call are reused, its files
-        removed; the exception goes on unchanged."""
-        self.seq = record["seq"]
-        key = (record["name"], record["pass"])
-        self.calls[key] = record["call"]
-        for e in record["inputs"]:
-            if "file" in e:
-                try:
-                    os.remove(os.path.join(self.dir, e["file"]))
-                except OSError:
-                    pass
 
     # --- collectives, gradients, optimizer state ------------------------------------------
     def _record_collective(self, fname, inputs, attrs, call, written, async_op):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Tensor entries of a record: the tensor saved as .npy, or its statistics.
+"""Tensor entries of a record: the tensor saved as .npy, its statistics, or its digest alone.
 
 An entry is {"dtype", "shape"} plus either "file" (a .npy path relative to the dump) or
 "stats": min, max, mean and l2 over the finite elements (float64; absent when no element is
@@ -9,7 +9,8 @@ in C order (bfloat16 as its 16-bit patterns) by the dump's hash algorithm (the m
 where the xxhash module is installed, else "sha256". Integer and bool tensors get the same
 statistics, computed in float64; complex tensors (complex64, complex128: .npy files of that
 dtype) get the statistics of their real and imaginary parts taken together as 2n real numbers
-(the digest is still of the raw bytes).
+(the digest is still of the raw bytes). Mode "hashes" records the digest alone ("stats" holds
+only "hash"): equality of the bytes is all it tells, at the cost of reading them once.
 
 A tensor the dump cannot hold (sparse, nested, quantized, a dtype numpy lacks, or one whose
 conversion raises) gets an entry without data, {"dtype", "shape", "layout", "not stored"}
@@ -51,7 +52,7 @@ for _name in ("float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"):
     if hasattr(torch, _name):
         DTYPE_NAMES[getattr(torch, _name)] = _name
 
-MODES = ("tensors", "stats")
+MODES = ("tensors", "stats", "hashes")
 
 
 def dtype_name(dtype):
@@ -393,7 +394,8 @@ class Hasher:
 class TensorWriter:
     """Turns tensors into entries: files under `dump_dir`/tensors in mode "tensors" until
     `max_bytes` would be exceeded (then statistics, and `truncated_at_seq` is the first record
-    whose tensor was not saved), statistics only in mode "stats".
+    whose tensor was not saved), statistics only in mode "stats", the digest alone in mode
+    "hashes".
 
     With `reuse` (for a caller that reports every write to a tensor through written(), as
     the aten-level capture does), the statistics of a tensor met again unchanged (an op's
@@ -430,7 +432,7 @@ class TensorWriter:
         self.reuse = reuse
         self.hasher = hasher
         self.hash, self.digest = hash_function(hash)
-        self.batching = batch
+        self.batching = batch and mode != "hashes"  # a digest needs no batch
         self.batch = []  # (stats holding only "hash", float64 copy, floating)
         # (id(root), layout, dtype) -> (weak reference to root, version, data pointer, stats)
         self.seen = {}
@@ -527,6 +529,8 @@ class TensorWriter:
 
     def _stats(self, tensor):
         t = _cpu(tensor)
+        if self.mode == "hashes":
+            return self._digest_only(t, tensor)
         if self.batching:
             floating = _BATCHED.get(t.dtype)
             if floating is not None and 0 < t.numel() <= _DOT_MAX:
@@ -548,6 +552,18 @@ class TensorWriter:
                                    t.is_floating_point())
                 return result
         result, raw = _stats(t)
+        if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
+            self.hasher.submit(result, raw, storage_address(tensor))
+        else:
+            result["hash"] = self.digest(raw)
+        return result
+
+
+    def _digest_only(self, t, tensor):
+        """{"hash": digest} of `tensor` (t: it through _cpu()), the digest of large tensors
+        set later by the hasher's thread."""
+        raw = _bits(t)
+        result = {}
         if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
             self.hasher.submit(result, raw, storage_address(tensor))
         else:

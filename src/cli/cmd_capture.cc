@@ -3,13 +3,14 @@
 // without a line of it changed (workload/launch.h; python/parity_dump/launcher.py).
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/bench_ranks.h"
@@ -50,10 +51,19 @@ bool HasManifest(const std::string& dir) {
 }
 
 Result<std::pair<int, int>> ParseSteps(const std::string& text) {
-  const std::size_t colon = text.find(':');
+  // Exactly two decimal numbers that fit an int, around one colon.
+  auto number = [](std::string_view digits, int* out) {
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+      return false;
+    }
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *out);
+    return ec == std::errc() && end == digits.data() + digits.size();
+  };
+  const std::string_view view(text);
+  const std::size_t colon = view.find(':');
   int a = 0, b = 0;
-  if (colon == std::string::npos || std::sscanf(text.c_str(), "%d:%d", &a, &b) != 2 || a < 0 ||
-      b <= a || text.find_first_not_of("0123456789:") != std::string::npos) {
+  if (colon == std::string_view::npos || !number(view.substr(0, colon), &a) ||
+      !number(view.substr(colon + 1), &b) || b <= a) {
     return Status::Invalid("--steps", fmt::format("'{}': expected A:B, 0 <= A < B (the steps "
                                                   "A to B-1, counted from 0)",
                                                   text));
@@ -112,8 +122,9 @@ int RunCapture(int argc, char** argv) {
       ->option_text("N");
   app->add_option("--mode", mode,
                   "stats: statistics and digests of every tensor (default); tensors: .npy "
-                  "files too")
-      ->check(CLI::IsMember({"stats", "tensors"}))
+                  "files too; hashes: each tensor's digest alone (which tensors differ, "
+                  "not by how much)")
+      ->check(CLI::IsMember({"stats", "tensors", "hashes"}))
       ->option_text("M");
   app->add_option("--ops", ops,
                   "op-name globs to record (\"addmm\", \"_foreach_*\"; \"!GLOB\" "

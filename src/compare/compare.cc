@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "compare/context.h"
 #include "compare/entries.h"
@@ -125,8 +126,55 @@ Result<StatsView> StatsOf(const Entry& e) {
   return v;
 }
 
-// Statistics-only tensors: compare what both sides recorded.
+// Whether the two sides' bytes are equal, told by their recorded digests: known only when both
+// are statistics-only dump tensors carrying a digest by the same algorithm (their manifests'
+// `hash`, named on both sides).
+std::optional<bool> SameDigests(const EntryPair& pair) {
+  auto digest = [](const Entry& e) -> const std::string* {
+    if (!e.stats_only() || e.dump == nullptr || e.record == nullptr || !e.ref->stats->hash) {
+      return nullptr;
+    }
+    return &*e.ref->stats->hash;
+  };
+  const std::string* x = digest(*pair.a);
+  const std::string* y = digest(*pair.b);
+  if (x == nullptr || y == nullptr) return std::nullopt;
+  const std::string& algorithm = pair.a->dump->parts()[pair.a->record->part].hash;
+  if (algorithm.empty() || algorithm != pair.b->dump->parts()[pair.b->record->part].hash) {
+    return std::nullopt;
+  }
+  return *x == *y;
+}
+
+// Statistics-only tensors: compare what both sides recorded. Equal digests are bitwise-equal
+// data; different digests fail a bitwise tolerance, and under any other tell nothing of the
+// difference's size: the statistics judge it, and without statistics in common the pair is
+// not compared.
 Status CompareStats(const EntryPair& pair, Tolerance t, TensorResult* r) {
+  const std::optional<bool> same_bytes = SameDigests(pair);
+  Json digest;
+  if (same_bytes) {
+    digest = {{"algorithm", pair.a->dump->parts()[pair.a->record->part].hash},
+              {"a", *pair.a->ref->stats->hash},
+              {"b", *pair.b->ref->stats->hash},
+              {"equal", *same_bytes}};
+    // Different bytes are different values under a bitwise criterion, and for integer and
+    // bool dtypes under an exact one; a float's may differ only in a zero's sign or a NaN's
+    // payload, which "exact" accepts.
+    const auto dtype = DTypeFromName(r->dtype);
+    const bool bytes_decide =
+        t.criterion == Criterion::kBitwise ||
+        (t.criterion == Criterion::kUlps && t.max_ulps == 0 && dtype && !IsFloat(*dtype));
+    if (*same_bytes || bytes_decide) {
+      r->stats_comparison = {{"statistics_only", true}, {"digest", digest}};
+      r->tolerance = t;
+      r->pass = *same_bytes;
+      r->severity = r->pass ? 0.0 : 2.0;
+      r->reason = r->pass ? "statistics only: equal digests (bitwise identical)"
+                          : "statistics only: the digests differ (the data is not identical)";
+      return Status::Ok();
+    }
+  }
   PARITY_ASSIGN_OR_RETURN(StatsView a, StatsOf(*pair.a));
   PARITY_ASSIGN_OR_RETURN(StatsView b, StatsOf(*pair.b));
   if (t.criterion != Criterion::kAbsRel) {
@@ -168,9 +216,14 @@ Status CompareStats(const EntryPair& pair, Tolerance t, TensorResult* r) {
   check("l2", a.l2, b.l2,
         t.rtol * b.l2.value_or(0) + t.atol * std::sqrt(static_cast<double>(b.count)));
   r->stats_comparison = {{"statistics_only", true}, {"checks", checks}};
+  if (same_bytes) r->stats_comparison["digest"] = digest;
   if (checks.empty()) {  // nothing to judge by: neither equal nor different
     r->not_compared = true;
-    r->reason = "not compared: statistics only, and no statistic recorded on both sides";
+    if (same_bytes) r->tolerance = t;  // what they were not judged by: the reason says why
+    r->reason = same_bytes ? "not compared: the digests differ (not bitwise identical), and no "
+                             "statistic recorded on both sides measures by how much"
+                           : "not compared: statistics only, and no statistic recorded on both "
+                             "sides";
     return Status::Ok();
   }
   r->tolerance = t;

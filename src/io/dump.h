@@ -119,7 +119,8 @@ struct DumpPart {
   /// "modules" or "aten". Version 1 records modules; a version 2 manifest without `level`
   /// is taken as "aten", the level version 2 was made for.
   std::string level = "modules";
-  std::string mode = "tensors";  ///< "tensors" or "stats"; "tensors" when not recorded
+  std::string mode =
+      "tensors";  ///< "tensors", "stats" or "hashes" (digests only); "tensors" when not recorded
   /// The algorithm of the statistics' digests ("xxh3_128", "sha256"); empty when the
   /// manifest does not say (digests of such dumps are not compared).
   std::string hash;

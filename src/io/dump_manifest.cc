@@ -96,9 +96,10 @@ Status ReadVersion2(const std::string& path, const Json& manifest, DumpPart* par
     part->level = level->get<std::string>();
   }
   if (const Json* mode = Optional(manifest, "mode")) {
-    if (*mode != "tensors" && *mode != "stats") {
+    if (*mode != "tensors" && *mode != "stats" && *mode != "hashes") {
       return Status::Invalid(
-          path, fmt::format("'mode' is {}, expected \"tensors\" or \"stats\"", mode->dump()));
+          path,
+          fmt::format("'mode' is {}, expected \"tensors\", \"stats\" or \"hashes\"", mode->dump()));
     }
     part->mode = mode->get<std::string>();
   }

@@ -10,11 +10,14 @@ captured by the launcher.
 - A Hugging Face Trainer script, unmodified, for 3 steps (where transformers is installed).
 - torchrun --nproc_per_node 2 on gloo: rank0/ and rank1/, the agent writes nothing.
 - A plan's dump stage whose command is `{parity} capture ... -- python SCRIPT`.
+- `--mode hashes`: digests alone, those of the bytes `--mode tensors` saves; `parity compare`
+  passes equal ones and never passes different ones.
 - What passes through: stdout, stderr, the script's own exit code (3); a script that never
   constructs an optimizer: a dump with a note; SIGINT mid-step: exit 130 and a readable dump.
 - Bad input: no `--`, no command, a non-empty or unusable -o, a command that isn't Python, a
   python flag that keeps the capture out: exit 2 before the command starts.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -25,6 +28,9 @@ import tempfile
 import textwrap
 import time
 import unittest
+
+import numpy as np
+import xxhash
 
 BIN = os.environ["PARITY_BIN"]
 PYTHON = sys.executable
@@ -271,6 +277,64 @@ class Launcher(unittest.TestCase):
         self.assertEqual({r["step"] for r in records(out)}, {1})
         self.assertEqual(manifest(out)["capture"]["steps"], {"start": 1, "stop": 2, "step": 1})
 
+    def test_hashes_mode(self):
+        """--mode hashes: each tensor's digest alone, that of the bytes --mode tensors saves
+        (computed here by hashlib or python-xxhash); parity compare passes two runs of the
+        script, and says which tensors differ when the learning rate does (never a pass)."""
+        script = self.write("toy.py", TOY_SCRIPT)
+        dumps = {}
+        for mode in ("tensors", "hashes"):
+            dumps[mode] = os.path.join(self.tmp.name, mode)
+            r = run([BIN, "capture", "--mode", mode, "-o", dumps[mode], "--", PYTHON, script,
+                     "0"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        m = manifest(dumps["hashes"])
+        self.assertEqual(m["mode"], "hashes")
+        self.assertEqual(os.listdir(os.path.join(dumps["hashes"], "tensors")), [])
+        a, b = records(dumps["tensors"]), records(dumps["hashes"])
+        self.assertEqual([r["name"] for r in a], [r["name"] for r in b])
+        checked = 0
+        for ra, rb in zip(a, b):
+            for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
+                self.assertEqual(set(eb["stats"]), {"hash"})
+                data = np.load(os.path.join(dumps["tensors"], ea["file"])).tobytes()
+                expected = (hashlib.sha256(data).hexdigest() if m["hash"] == "sha256"
+                            else xxhash.xxh3_128_hexdigest(data))
+                self.assertEqual(eb["stats"]["hash"], expected, rb["name"])
+                checked += 1
+        self.assertGreater(checked, 50)
+
+        again = os.path.join(self.tmp.name, "again")
+        r = run([BIN, "capture", "--mode", "hashes", "-o", again, "--", PYTHON, script, "0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run([BIN, "compare", "--json", "-", dumps["hashes"], again])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        summary = json.loads(r.stdout)["summary"]
+        self.assertEqual(summary["passed"], summary["tensors"])
+
+        other = self.write("toy_lr.py", TOY_SCRIPT.replace("lr=0.01", "lr=0.02"))
+        planted = os.path.join(self.tmp.name, "planted")
+        r = run([BIN, "capture", "--mode", "hashes", "-o", planted, "--", PYTHON, other, "0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run([BIN, "compare", "--json", "-", dumps["hashes"], planted])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        report = json.loads(r.stdout)
+        differ = [t for t in report["tensors"] if t["verdict"] != "pass"]
+        self.assertTrue(differ)
+        verdicts = set()
+        for t in differ:
+            self.assertIn("the digests differ", t["reason"], t["name"])
+            # Different bytes fail a bitwise tolerance (relu and copies are data movement);
+            # under any other a float's digest tells no size: not compared, never a pass.
+            expected = "fail" if t["tolerance"]["criterion"] == "bitwise" else "skip"
+            self.assertEqual(t["verdict"], expected, t["name"])
+            verdicts.add(t["verdict"])
+        self.assertEqual(verdicts, {"fail", "skip"})
+        # Step 0 ran on the same weights until the optimizer: its first records pass.
+        first = records(dumps["hashes"])[0]["name"]
+        self.assertTrue(any(t["verdict"] == "pass" and first in t["name"]
+                            for t in report["tensors"]), first)
+
     def test_grad_scaler_paces_the_steps(self):
         script = self.write("scaler.py", SCALER_SCRIPT)
         out = os.path.join(self.tmp.name, "dump")
@@ -446,7 +510,8 @@ class BadInput(unittest.TestCase):
         self.refused(["-o", out, "--", "no-such-command-here"], "command not found")
         self.refused(["-o", out, "--", PYTHON, "-I", self.script], "-I")
         self.refused(["-o", out, "--", PYTHON, "-S", self.script], "sitecustomize")
-        self.refused(["--steps", "3:1", "-o", out, "--", PYTHON, self.script], "--steps")
+        for steps in ("3:1", "1:2:3", "1:", ":2", "-1:2", "1:99999999999"):
+            self.refused(["--steps", steps, "-o", out, "--", PYTHON, self.script], "--steps")
 
 
 if __name__ == "__main__":

@@ -4,16 +4,15 @@
 // coverage and the per-step evidence read from them.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "compare/entries.h"
+#include "dump_writer.h"
 #include "explain/evidence.h"
 #include "io/dump.h"
-#include "io/npy.h"
 #include "oracle/coverage.h"
 #include "testdata.h"
 
@@ -21,43 +20,9 @@ namespace parity {
 namespace {
 
 namespace fs = std::filesystem;
+using ::parity::testing::DumpWriter;
+using ::parity::testing::Manifest2;
 using ::parity::testing::TempDir;
-
-// A dump directory written by the test.
-class DumpWriter {
- public:
-  explicit DumpWriter(std::string dir) : dir_(std::move(dir)) {
-    fs::create_directories(dir_ + "/tensors");
-  }
-  const std::string& dir() const { return dir_; }
-
-  void Manifest(const Json& manifest) const { Write("manifest.json", manifest.dump()); }
-  void Records(const std::vector<Json>& records) const {
-    std::string text;
-    for (const Json& r : records) text += r.dump() + "\n";
-    Write("records.jsonl", text);
-  }
-  void Write(const std::string& rel, const std::string& text) const {
-    std::ofstream(dir_ + "/" + rel, std::ios::binary) << text;
-  }
-  // A float32 .npy of `values` (shape [n]) at `rel`.
-  void Npy(const std::string& rel, const std::vector<float>& values) const {
-    auto meta = MakeTensorMeta("", "t", DType::kFloat32, {static_cast<int64_t>(values.size())});
-    ASSERT_TRUE(meta.ok());
-    std::vector<std::byte> bytes(values.size() * sizeof(float));
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-    ASSERT_TRUE(WriteNpy(dir_ + "/" + rel, Tensor::Owned(*meta, std::move(bytes))).ok());
-  }
-
- private:
-  std::string dir_;
-};
-
-Json Manifest2(Json extra = Json::object()) {
-  Json m = {{"format", "parity-dump"}, {"version", 2}};
-  for (auto it = extra.begin(); it != extra.end(); ++it) m[it.key()] = it.value();
-  return m;
-}
 
 // A statistics-only tensor entry (no file needed).
 Json StatsTensor(double mean = 0.0) {
@@ -300,6 +265,8 @@ TEST(DumpV2, BadManifestsAreErrorsNamingTheManifest) {
       {{{"format", "parity-dump"}, {"version", 0}}, "manifest.json: 'version' is 0"},
       {{{"format", "parity-dump"}}, "manifest.json: 'version' is missing"},
       {Manifest2({{"level", "ops"}}), "manifest.json: 'level' is \"ops\""},
+      {Manifest2({{"mode", "md5"}}),
+       "manifest.json: 'mode' is \"md5\", expected \"tensors\", \"stats\" or \"hashes\""},
       {Manifest2({{"omitted", {{"view", -1}}}}),
        "manifest.json: omitted.view is not a non-negative integer"},
       {Manifest2({{"steps", {{{"step", -1}}}}}),

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,43 +13,23 @@
 
 #include "compare/compare.h"
 #include "core/exit_code.h"
+#include "dump_writer.h"
 #include "explain/explain.h"
 #include "inspect/inspect.h"
 #include "io/dump.h"
-#include "io/npy.h"
 #include "oracle/replay.h"
 #include "testdata.h"
 
 namespace parity {
 namespace {
 
-namespace fs = std::filesystem;
 using ::parity::testing::TempDir;
 
 // A version 2 dump directory written by the test.
-class Dump {
+class Dump : public ::parity::testing::DumpWriter {
  public:
-  explicit Dump(std::string dir) : dir_(std::move(dir)) {
-    fs::create_directories(dir_ + "/tensors");
-    Write("manifest.json", Json({{"format", "parity-dump"}, {"version", 2}}).dump());
-  }
-  const std::string& dir() const { return dir_; }
-
-  void Records(const std::vector<Json>& records) const {
-    std::string text;
-    for (const Json& r : records) text += r.dump() + "\n";
-    Write("records.jsonl", text);
-  }
-  void Write(const std::string& rel, const std::string& text) const {
-    std::ofstream(dir_ + "/" + rel, std::ios::binary) << text;
-  }
-  // A float32 .npy of `values` (shape [n]) at `rel`.
-  void Npy(const std::string& rel, const std::vector<float>& values) const {
-    auto meta = MakeTensorMeta("", "t", DType::kFloat32, {static_cast<int64_t>(values.size())});
-    ASSERT_TRUE(meta.ok());
-    std::vector<std::byte> bytes(values.size() * sizeof(float));
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-    ASSERT_TRUE(WriteNpy(dir_ + "/" + rel, Tensor::Owned(*meta, std::move(bytes))).ok());
+  explicit Dump(std::string dir) : DumpWriter(std::move(dir)) {
+    Manifest(::parity::testing::Manifest2());
   }
   // A complex64 .npy of n elements (as numpy writes it: descr '<c8'), which parity can't read.
   void ComplexNpy(const std::string& rel, int n) const {
@@ -67,9 +46,6 @@ class Dump {
     file += std::string(static_cast<std::size_t>(n) * 8, '\0');
     Write(rel, file);
   }
-
- private:
-  std::string dir_;
 };
 
 Json NotStored(const std::string& reason = "sparse_coo layout") {

@@ -350,6 +350,30 @@ class Capturing(unittest.TestCase):
         self.assertEqual((s["min"], s["max"], s["mean"], s["zero"]), (1.0, 3.0, 7 / 3, 0))
         self.assertEqual(cumsum["outputs"][0]["dtype"], "int64")
 
+    def test_hashes_mode_against_hashlib(self):
+        """Mode "hashes": each tensor's digest alone, the digest of its bytes as saved by mode
+        "tensors" (computed here by hashlib or python-xxhash), no tensor file."""
+        tensors, hashes = self.path("t"), self.path("h")
+        train("transformer", steps=1, out=tensors)
+        train("transformer", steps=1, out=hashes, mode="hashes")
+        a, b = records(tensors), records(hashes)
+        self.assertEqual(len(a), len(b))
+        m = manifest(hashes)
+        self.assertEqual(m["mode"], "hashes")
+        self.assertEqual(os.listdir(os.path.join(hashes, "tensors")), [])
+        checked = 0
+        for ra, rb in zip(a, b):
+            self.assertEqual(ra["name"], rb["name"])
+            for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
+                self.assertNotIn("file", eb)
+                self.assertEqual(set(eb["stats"]), {"hash"}, rb["name"])
+                if ra["op"].startswith("mkldnn_rnn_layer") and ea["dtype"] == "uint8":
+                    continue  # scratch bytes (see test_stats_mode_against_numpy)
+                raw = np.load(os.path.join(tensors, ea["file"]))
+                self.assertEqual(eb["stats"]["hash"], digest(raw, m["hash"]), rb["name"])
+                checked += 1
+        self.assertGreater(checked, 500)
+
     def test_stats_of_tensors_written_between_ops(self):
         """Statistics of a tensor met again are reused only while nothing wrote to it: an
         in-place op, a write through .data or another view (no version bump on the tensor),
@@ -390,21 +414,26 @@ class Capturing(unittest.TestCase):
             program(64)
             program(1 << 15)
         tensors = records(self.path("tensors"))
-        for algorithm in ("xxh3_128", "sha256"):
-            out = self.path(algorithm)
-            with parity_dump.capture(None, out, mode="stats", hash=algorithm):
+        # Mode "hashes" reuses digests as "stats" reuses statistics, and records nothing else.
+        for mode, algorithm in (("stats", "xxh3_128"), ("stats", "sha256"),
+                                ("hashes", "xxh3_128"), ("hashes", "sha256")):
+            out = self.path(mode + algorithm)
+            with parity_dump.capture(None, out, mode=mode, hash=algorithm):
                 program(64)
                 program(1 << 15)
             self.assertEqual(manifest(out)["hash"], algorithm)
+            self.assertEqual(manifest(out)["mode"], mode)
             stats = records(out)
             self.assertEqual([r["op"] for r in tensors], [r["op"] for r in stats])
             checked = 0
             for ra, rb in zip(tensors, stats):
                 for ea, eb in zip(ra["inputs"] + ra["outputs"], rb["inputs"] + rb["outputs"]):
                     raw = np.load(os.path.join(self.path("tensors"), ea["file"]))
-                    where = (algorithm, rb["seq"], rb["op"])
+                    where = (mode, algorithm, rb["seq"], rb["op"])
                     self.assertEqual(eb["stats"]["hash"], digest(raw, algorithm), where)
-                    if raw.size:
+                    if mode == "hashes":
+                        self.assertEqual(set(eb["stats"]), {"hash"}, where)
+                    elif raw.size:
                         self.assertEqual(eb["stats"]["max"], float(raw.max()), where)
                     checked += 1
             self.assertGreater(checked, 60)
