@@ -192,8 +192,17 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
   } else if (op == "scaled_dot_product_attention") {
     // Three reductions in a chain, each adding its rounding: Q·Kᵀ over E, the softmax's sum
     // over S, and the weights times V over S.
+    const std::vector<int64_t>* v = input(2);
     if (in0 && in1 && in0->size() >= 2 && in1->size() >= 2) {
-      return in0->back() + 2 * (*in1)[in1->size() - 2];
+      const int64_t e = in0->back(), l = (*in0)[in0->size() - 2], s = (*in1)[in1->size() - 2];
+      const int64_t forward = e + 2 * s;
+      if (!c.op.ends_with("_backward")) return forward;
+      // The backward adds to the weights' own error: dP = dO·Vᵀ over Ev, its row sum with P
+      // over S, then dQ = dS·K over S, dK = dSᵀ·Q over L, dV = Pᵀ·dO over L.
+      const int64_t ev = v && !v->empty() ? v->back() : e;
+      if (c.index == 0) return forward + ev + 2 * s;
+      if (c.index == 1) return forward + ev + s + l;
+      return forward + l;
     }
   }
   return std::nullopt;

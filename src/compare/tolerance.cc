@@ -258,6 +258,7 @@ OpFamily FamilyOf(const std::string& op) {
       {"baddbmm", "matmul", 1},
       {"convolution", "conv2d", 0},  // K is the weight's size past its first dim, 1-d or 2-d
       {"_softmax", "softmax", 0},
+      {"_safe_softmax", "softmax", 0},
       {"_log_softmax", "log_softmax", 0},
       {"native_layer_norm", "layer_norm", 0},
       {"native_batch_norm", "batch_norm", 0},
@@ -268,6 +269,8 @@ OpFamily FamilyOf(const std::string& op) {
       {"_scaled_dot_product_attention", "scaled_dot_product_attention", 0},
       {"_scaled_dot_product_attention_forward", "scaled_dot_product_attention", 0},
       {"_scaled_dot_product_attention_math", "scaled_dot_product_attention", 0},
+      {"_scaled_dot_product_flash_attention_for_cpu", "scaled_dot_product_attention", 0},
+      {"_scaled_dot_product_flash_attention_for_cpu_backward", "scaled_dot_product_attention", 1},
       {"_softmax_backward_data", "softmax", 0},
       {"_log_softmax_backward_data", "softmax", 0},
       {"native_batch_norm_backward", "batch_norm", 1},
@@ -276,6 +279,7 @@ OpFamily FamilyOf(const std::string& op) {
       {"_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d", 0},
       {"embedding_dense_backward", "_embedding_bag", 0},
       {"_embedding_bag_dense_backward", "_embedding_bag", 0},
+      {"_embedding_bag_backward", "_embedding_bag", 0},
       {"nll_loss_backward", "nll_loss_forward", 1},
       {"nll_loss2d_backward", "nll_loss_forward", 1},
   };
@@ -335,7 +339,13 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                      "gelu_backward",
                                                      "mse_loss_backward",
                                                      "binary_cross_entropy_backward",
-                                                     "reciprocal"};
+                                                     "reciprocal",
+                                                     "sin",
+                                                     "cos",
+                                                     "rsqrt",
+                                                     "pow",
+                                                     "silu_backward",
+                                                     "arange"};
   static const std::set<std::string> kMovement = {"relu",
                                                   "gather",
                                                   "transpose",
@@ -366,7 +376,23 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                   "neg",
                                                   "clamp",
                                                   "clamp_min",
-                                                  "clamp_max"};
+                                                  "clamp_max",
+                                                  "eq",
+                                                  "ne",
+                                                  "ge",
+                                                  "gt",
+                                                  "le",
+                                                  "lt",
+                                                  "bitwise_and",
+                                                  "bitwise_or",
+                                                  "bitwise_not",
+                                                  "logical_not",
+                                                  "where",
+                                                  "all",
+                                                  "any",
+                                                  "slice_backward",
+                                                  "select_backward",
+                                                  "scalar_tensor"};
   if (kReductions.count(op)) return OpClass::kReduction;
   if (kElementwise.count(op)) return OpClass::kElementwise;
   if (kMovement.count(op)) return OpClass::kDataMovement;

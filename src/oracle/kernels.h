@@ -4,6 +4,8 @@
 #ifndef PARITY_ORACLE_KERNELS_H_
 #define PARITY_ORACLE_KERNELS_H_
 
+#include <fmt/format.h>
+
 #include <array>
 #include <optional>
 #include <string_view>
@@ -35,6 +37,9 @@ Outputs Embedding(const OpCall& call);
 Outputs Sum(const OpCall& call);
 Outputs Mean(const OpCall& call);
 Outputs Attention(const OpCall& call);
+Outputs AttentionBackward(const OpCall& call);  // torch 2.x's CPU flash kernel's backward
+/// Its gradients' per-element rounding scales (output_bounds.cc).
+Outputs AttentionBackwardScales(const OpCall& call);
 
 // aten ops (version 2 dumps): inputs found by their schema argument names.
 Outputs Mm(const OpCall& call);
@@ -71,6 +76,7 @@ Outputs NativeLayerNormBackward(const OpCall& call);
 Outputs NativeBatchNormBackward(const OpCall& call);
 Outputs EmbeddingDenseBackward(const OpCall& call);
 Outputs EmbeddingBagDenseBackward(const OpCall& call);
+Outputs EmbeddingBagBackward(const OpCall& call);  // torch 2.x: dense, offset2bag from offsets
 Outputs MaxPool2dBackward(const OpCall& call);
 Outputs AvgPool2dBackward(const OpCall& call);  // and _adaptive_avg_pool2d_backward
 Outputs ConvolutionBackward(const OpCall& call);
@@ -86,6 +92,21 @@ Outputs Stack(const OpCall& call);
 Outputs Neg(const OpCall& call);         // exact
 Outputs Reciprocal(const OpCall& call);  // one rounding
 Outputs Clamp(const OpCall& call);       // clamp, clamp_min, clamp_max (and .Tensor); exact
+// torch 2.x's model code (ops_math.cc)
+Outputs Sin(const OpCall& call);
+Outputs Cos(const OpCall& call);
+Outputs Rsqrt(const OpCall& call);
+Outputs Pow(const OpCall& call);  // Tensor_Scalar, Tensor_Tensor, Scalar
+Outputs SiluBackward(const OpCall& call);
+Outputs SafeSoftmax(const OpCall& call);     // _safe_softmax: all -inf lines give zeros
+Outputs Compare(const OpCall& call);         // eq, ne, ge, gt, le, lt; exact
+Outputs Bitwise(const OpCall& call);         // bitwise_and/or/not, logical_not; exact
+Outputs Where(const OpCall& call);           // exact
+Outputs AllAny(const OpCall& call);          // all, any (whole or along dim); exact
+Outputs SliceBackward(const OpCall& call);   // exact
+Outputs SelectBackward(const OpCall& call);  // exact
+Outputs Arange(const OpCall& call);          // start + i·step
+Outputs ScalarTensor(const OpCall& call);    // exact
 
 /// "not replayable: <why>" (kInvalidInput).
 Status Unfit(std::string_view why);
@@ -137,11 +158,24 @@ Result<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a,
 template <typename F>
 Result<Array> Broadcast(const Array& a, const Array& b, F&& f);
 
+/// y = f(x) over the input `self` (the first input where the call names none).
+template <typename F>
+Outputs MapSelf(const OpCall& call, F&& f);
+
 /// C[m x n] = A[m x k] · B[k x n] (+ C when accumulate), row-major, in float64 (OpenBLAS).
 void Gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k,
           bool transpose_b, bool accumulate = false);
 
 // --- template definitions ---------------------------------------------------------------------
+
+template <typename F>
+Outputs MapSelf(const OpCall& call, F&& f) {
+  const Array* x = Arg(call, "self", 0);
+  if (x == nullptr) return Unfit(fmt::format("{} needs self", call.op));
+  Array y = *x;
+  for (double& v : y.data) v = f(v);
+  return std::vector<Array>{std::move(y)};
+}
 
 template <typename F>
 Result<Array> Broadcast(const Array& a, const Array& b, F&& f) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // scaled_dot_product_attention (attn_mask, is_causal, scale) in float64:
-// softmax(Q·Kᵀ·scale + mask)·V over the last two dimensions, batch dimensions broadcast.
+// softmax(Q·Kᵀ·scale + mask)·V over the last two dimensions, batch dimensions broadcast; torch
+// 1.13's aten forms (output, attention weights), torch 2.x's CPU flash kernel (output,
+// logsumexp) and its backward (grad_query, grad_key, grad_value), recomputed from the inputs.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,88 +12,256 @@
 #include "oracle/kernels.h"
 
 namespace parity::oracle {
+namespace {
 
-Outputs Attention(const OpCall& call) {
-  if (call.inputs.size() < 3) return Unfit("attention needs query, key and value");
-  const Array& q = call.inputs[0];
-  const Array& k = call.inputs[1];
-  const Array& v = call.inputs[2];
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// The shapes, scale and mask of one attention call over (batch..., L, E) queries, (batch...,
+// S, E) keys and (batch..., S, Ev) values, read from the inputs at `q_at` onwards.
+struct AttentionArgs {
+  const Array* q = nullptr;
+  const Array* k = nullptr;
+  const Array* v = nullptr;
+  std::vector<int64_t> batch;  // the query's
+  int64_t l = 0, e = 0, s = 0, ev = 0, batches = 0;
+  /// Query heads per key/value head: grouped-query attention (Llama's GQA) gives the keys
+  /// and values fewer heads (their batch dimension before L, S) than the queries.
+  int64_t group = 1, heads = 1;
+  /// The key/value batch of query batch b.
+  int64_t Kv(int64_t b) const {
+    return group == 1 ? b : (b / heads) * (heads / group) + (b % heads) / group;
+  }
+  bool causal = false, boolean_mask = false;
+  double scale = 1.0;
+  Array mask;  // (batch..., L, S), additive or (boolean_mask) a keep-mask
+};
+
+// The attention mask: the input named attn_mask, or (calls without names) the input at
+// `mask_at`, where the schema has it (after the value forward, after logsumexp backward).
+Result<AttentionArgs> ReadArgs(const OpCall& call, std::size_t q_at, std::size_t mask_at) {
+  if (call.inputs.size() < q_at + 3) return Unfit("attention needs query, key and value");
+  AttentionArgs a;
+  a.q = &call.inputs[q_at];
+  a.k = &call.inputs[q_at + 1];
+  a.v = &call.inputs[q_at + 2];
+  const Array &q = *a.q, &k = *a.k, &v = *a.v;
   if (q.shape.size() < 2 || k.shape.size() != q.shape.size() || v.shape.size() != q.shape.size()) {
     return Unfit("query, key and value need the same rank, at least 2");
   }
   const std::size_t r = q.shape.size();
-  const int64_t l = q.shape[r - 2], e = q.shape[r - 1], s = k.shape[r - 2], ev = v.shape[r - 1];
-  if (k.shape[r - 1] != e || v.shape[r - 2] != s) {
+  a.l = q.shape[r - 2];
+  a.e = q.shape[r - 1];
+  a.s = k.shape[r - 2];
+  a.ev = v.shape[r - 1];
+  if (k.shape[r - 1] != a.e || v.shape[r - 2] != a.s) {
     return Unfit(fmt::format("query {}, key {}, value {} do not fit", ShapeString(q.shape),
                              ShapeString(k.shape), ShapeString(v.shape)));
   }
-  const std::vector<int64_t> batch(q.shape.begin(), q.shape.end() - 2);
-  if (!std::equal(batch.begin(), batch.end(), k.shape.begin()) ||
-      !std::equal(batch.begin(), batch.end(), v.shape.begin())) {
-    return Unfit("query, key and value batch dimensions differ");
+  a.batch.assign(q.shape.begin(), q.shape.end() - 2);
+  if (!std::equal(k.shape.begin(), k.shape.end() - 2, v.shape.begin())) {
+    return Unfit("key and value batch dimensions differ");
   }
-  PARITY_ASSIGN_OR_RETURN(bool causal, AttrBool(call, "is_causal", false));
-  PARITY_ASSIGN_OR_RETURN(double scale,
-                          AttrNumber(call, "scale", 1.0 / std::sqrt(static_cast<double>(e))));
+  if (!std::equal(a.batch.begin(), a.batch.end(), k.shape.begin())) {
+    // Grouped-query attention: only the heads (the last batch dimension) may differ, the
+    // queries' a multiple of the keys'.
+    const int64_t qh = r >= 3 ? q.shape[r - 3] : 0, kh = r >= 3 ? k.shape[r - 3] : 0;
+    if (r < 3 || !std::equal(a.batch.begin(), a.batch.end() - 1, k.shape.begin()) || kh <= 0 ||
+        qh % kh != 0) {
+      return Unfit("query, key and value batch dimensions differ");
+    }
+    a.heads = qh;
+    a.group = qh / kh;
+  }
+  PARITY_ASSIGN_OR_RETURN(a.causal, AttrBool(call, "is_causal", false));
+  PARITY_ASSIGN_OR_RETURN(a.scale,
+                          AttrNumber(call, "scale", 1.0 / std::sqrt(static_cast<double>(a.e))));
   PARITY_ASSIGN_OR_RETURN(double dropout_p, AttrNumber(call, "dropout_p", 0.0));
   if (dropout_p != 0.0) return Unfit("attention with dropout draws random numbers");
-  // An additive float mask or a boolean keep-mask, broadcast to (batch..., L, S).
-  std::vector<int64_t> mask_shape = batch;
-  mask_shape.push_back(l);
-  mask_shape.push_back(s);
-  Array full_mask = Array::Filled(mask_shape, 0.0);
-  if (call.inputs.size() > 3) {
-    PARITY_ASSIGN_OR_RETURN(
-        full_mask, Broadcast(full_mask, call.inputs[3], [](double, double m) { return m; }));
-    if (full_mask.shape != mask_shape) return Unfit("attn_mask does not broadcast to the scores");
+  std::vector<int64_t> mask_shape = a.batch;
+  mask_shape.push_back(a.l);
+  mask_shape.push_back(a.s);
+  a.mask = Array::Filled(mask_shape, 0.0);
+  const Array* mask = nullptr;
+  if (!call.input_args.empty()) {
+    for (std::size_t i = 0; i < call.inputs.size() && i < call.input_args.size(); ++i) {
+      if (call.input_args[i] == "attn_mask") {
+        mask = &call.inputs[i];
+        mask_at = i;
+      }
+    }
+  } else if (call.inputs.size() > mask_at) {
+    mask = &call.inputs[mask_at];
   }
-  const bool boolean_mask = call.input_dtypes.size() > 3 && call.input_dtypes[3] == DType::kBool;
-  const int64_t batches = q.numel() / std::max<int64_t>(l * e, 1);
-  std::vector<int64_t> shape = batch;
-  shape.push_back(l);
-  shape.push_back(ev);
-  Array out = Array::Filled(shape);
-  std::vector<double> scores(static_cast<std::size_t>(l * s));
+  if (mask != nullptr) {
+    PARITY_ASSIGN_OR_RETURN(a.mask, Broadcast(a.mask, *mask, [](double, double m) { return m; }));
+    if (a.mask.shape != mask_shape) return Unfit("attn_mask does not broadcast to the scores");
+    a.boolean_mask =
+        call.input_dtypes.size() > mask_at && call.input_dtypes[mask_at] == DType::kBool;
+  }
+  a.batches = q.numel() / std::max<int64_t>(a.l * a.e, 1);
+  return a;
+}
+
+// The softmax weights P (L x S) of batch b, and each row's log-sum-exp of the scaled, masked
+// scores (-inf for a row every key is masked out of; its weights are then 0).
+void Weights(const AttentionArgs& a, int64_t b, std::vector<double>* p, std::vector<double>* lse) {
+  const int64_t l = a.l, s = a.s, e = a.e;
+  p->assign(static_cast<std::size_t>(l * s), 0.0);
+  lse->assign(static_cast<std::size_t>(l), kNegInf);
+  Gemm(a.q->data.data() + b * l * e, a.k->data.data() + a.Kv(b) * s * e, p->data(), l, s, e, true);
+  for (int64_t i = 0; i < l; ++i) {
+    double top = kNegInf;
+    for (int64_t j = 0; j < s; ++j) {
+      double& x = (*p)[i * s + j];
+      x *= a.scale;
+      const double m = a.mask.data[b * l * s + i * s + j];
+      if (a.boolean_mask) {
+        if (m == 0.0) x = kNegInf;
+      } else {
+        x += m;
+      }
+      if (a.causal && j > i) x = kNegInf;
+      top = std::max(top, x);
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < s; ++j) {
+      double& x = (*p)[i * s + j];
+      x = top == kNegInf ? 0.0 : std::exp(x - top);
+      sum += x;
+    }
+    for (int64_t j = 0; j < s; ++j) (*p)[i * s + j] = sum > 0 ? (*p)[i * s + j] / sum : 0.0;
+    if (sum > 0) (*lse)[i] = top + std::log(sum);
+  }
+}
+
+std::vector<int64_t> With(std::vector<int64_t> batch, std::initializer_list<int64_t> tail) {
+  batch.insert(batch.end(), tail);
+  return batch;
+}
+
+}  // namespace
+
+Outputs Attention(const OpCall& call) {
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 0, 3));
+  const int64_t l = a.l, s = a.s, ev = a.ev;
+  Array out = Array::Filled(With(a.batch, {l, ev}));
   // torch 1.13's aten _scaled_dot_product_attention* return (output, attention weights); the
-  // weights are empty unless need_attn_weights.
+  // weights are empty unless need_attn_weights. torch 2.x's CPU flash kernel returns (output,
+  // logsumexp), the latter (batch..., L).
   const bool aten = call.op.starts_with("_scaled_dot_product_attention");
-  std::vector<int64_t> weights_shape = mask_shape;
+  const bool flash = call.op == "_scaled_dot_product_flash_attention_for_cpu";
+  std::vector<int64_t> weights_shape = With(a.batch, {l, s});
   if (aten && (call.recorded_outputs.size() != 2 || call.recorded_outputs[1].numel() == 0)) {
     weights_shape = call.recorded_outputs.size() == 2 ? call.recorded_outputs[1].shape
                                                       : std::vector<int64_t>{0};
   }
   Array weights = Array::Filled(aten ? weights_shape : std::vector<int64_t>{0});
-  const bool keep_weights = weights.numel() == batches * l * s && weights.numel() > 0;
-  const double neg_inf = -std::numeric_limits<double>::infinity();
-  for (int64_t b = 0; b < batches; ++b) {
-    Gemm(q.data.data() + b * l * e, k.data.data() + b * s * e, scores.data(), l, s, e, true);
-    for (int64_t i = 0; i < l; ++i) {
-      double top = neg_inf;
-      for (int64_t j = 0; j < s; ++j) {
-        double& x = scores[i * s + j];
-        x *= scale;
-        const double m = full_mask.data[b * l * s + i * s + j];
-        if (boolean_mask) {
-          if (m == 0.0) x = neg_inf;
-        } else {
-          x += m;
-        }
-        if (causal && j > i) x = neg_inf;
-        top = std::max(top, x);
-      }
-      double sum = 0.0;
-      for (int64_t j = 0; j < s; ++j) {
-        double& x = scores[i * s + j];
-        x = top == neg_inf ? 0.0 : std::exp(x - top);
-        sum += x;
-      }
-      for (int64_t j = 0; j < s; ++j) scores[i * s + j] = sum > 0 ? scores[i * s + j] / sum : 0.0;
-    }
-    if (keep_weights) std::copy(scores.begin(), scores.end(), weights.data.begin() + b * l * s);
-    Gemm(scores.data(), v.data.data() + b * s * ev, out.data.data() + b * l * ev, l, ev, s, false);
+  const bool keep_weights = weights.numel() == a.batches * l * s && weights.numel() > 0;
+  Array logsumexp = Array::Filled(flash ? With(a.batch, {l}) : std::vector<int64_t>{0});
+  std::vector<double> p, lse;
+  for (int64_t b = 0; b < a.batches; ++b) {
+    Weights(a, b, &p, &lse);
+    if (keep_weights) std::copy(p.begin(), p.end(), weights.data.begin() + b * l * s);
+    if (flash) std::copy(lse.begin(), lse.end(), logsumexp.data.begin() + b * l);
+    Gemm(p.data(), a.v->data.data() + a.Kv(b) * s * ev, out.data.data() + b * l * ev, l, ev, s,
+         false);
   }
   if (aten) return std::vector<Array>{std::move(out), std::move(weights)};
+  if (flash) return std::vector<Array>{std::move(out), std::move(logsumexp)};
   return std::vector<Array>{std::move(out)};
+}
+
+// _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
+// logsumexp, dropout_p, is_causal, *, attn_mask, scale): with P recomputed from the inputs,
+// dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ∘ (dP − rowsum(P ∘ dP)), dQ = scale·dS·K, dK = scale·dSᵀ·Q.
+// The recorded out and logsumexp are not read: they are functions of the inputs.
+Outputs AttentionBackward(const OpCall& call) {
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 1, 6));
+  const Array& g = call.inputs[0];
+  const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
+  if (g.shape != With(a.batch, {l, ev})) {
+    return Unfit(fmt::format("grad_out {} does not fit the output", ShapeString(g.shape)));
+  }
+  Array dq = Array::Filled(a.q->shape), dk = Array::Filled(a.k->shape),
+        dv = Array::Filled(a.v->shape);
+  std::vector<double> p, lse;
+  std::vector<double> dp(static_cast<std::size_t>(l * s)), pt(dp.size()), dst(dp.size());
+  for (int64_t b = 0; b < a.batches; ++b) {
+    Weights(a, b, &p, &lse);
+    const double* go = g.data.data() + b * l * ev;
+    for (int64_t i = 0; i < l; ++i) {
+      for (int64_t j = 0; j < s; ++j) pt[j * l + i] = p[i * s + j];
+    }
+    // A key/value head's gradients sum over the query heads of its group.
+    const int64_t kv = a.Kv(b);
+    const bool accumulate = a.group > 1 && b % a.group != 0;
+    Gemm(pt.data(), go, dv.data.data() + kv * s * ev, s, ev, l, false, accumulate);  // Pᵀ·dO
+    Gemm(go, a.v->data.data() + kv * s * ev, dp.data(), l, s, ev, true);             // dO·Vᵀ
+    for (int64_t i = 0; i < l; ++i) {
+      double d = 0.0;
+      for (int64_t j = 0; j < s; ++j) d += p[i * s + j] * dp[i * s + j];
+      for (int64_t j = 0; j < s; ++j) {
+        const double ds = p[i * s + j] * (dp[i * s + j] - d) * a.scale;
+        dp[i * s + j] = ds;  // dS·scale, in place
+        dst[j * l + i] = ds;
+      }
+    }
+    Gemm(dp.data(), a.k->data.data() + kv * s * e, dq.data.data() + b * l * e, l, e, s, false);
+    Gemm(dst.data(), a.q->data.data() + b * l * e, dk.data.data() + kv * s * e, s, e, l, false,
+         accumulate);
+  }
+  return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
+}
+
+// Per element of each gradient, the magnitude its rounding scales with: the row terms that
+// cancel in dS (P ∘ (|dO|·|V|ᵀ + Σ P·|dO|·|V|ᵀ)) carried through the last product as the ℓ2
+// norm of its summands, as the bilinear ops are judged.
+Outputs AttentionBackwardScales(const OpCall& call) {
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 1, 6));
+  const Array& g = call.inputs[0];
+  const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
+  if (g.shape != With(a.batch, {l, ev})) return Unfit("grad_out does not fit the output");
+  auto map = [](const Array& x, double (*f)(double)) {
+    Array y = x;
+    for (double& v : y.data) v = f(v);
+    return y;
+  };
+  auto square = [](double v) { return v * v; };
+  auto absolute = [](double v) { return std::fabs(v); };
+  const Array g_abs = map(g, absolute), g_sq = map(g, square), v_abs = map(*a.v, absolute),
+              q_sq = map(*a.q, square), k_sq = map(*a.k, square);
+  Array dq = Array::Filled(a.q->shape), dk = Array::Filled(a.k->shape),
+        dv = Array::Filled(a.v->shape);
+  std::vector<double> p, lse;
+  std::vector<double> dp(static_cast<std::size_t>(l * s)), pt(dp.size()), dst(dp.size());
+  for (int64_t b = 0; b < a.batches; ++b) {
+    Weights(a, b, &p, &lse);
+    const int64_t kv = a.Kv(b);
+    const bool accumulate = a.group > 1 && b % a.group != 0;
+    for (int64_t i = 0; i < l; ++i) {
+      for (int64_t j = 0; j < s; ++j) pt[j * l + i] = p[i * s + j] * p[i * s + j];
+    }
+    Gemm(pt.data(), g_sq.data.data() + b * l * ev, dv.data.data() + kv * s * ev, s, ev, l, false,
+         accumulate);
+    Gemm(g_abs.data.data() + b * l * ev, v_abs.data.data() + kv * s * ev, dp.data(), l, s, ev,
+         true);
+    for (int64_t i = 0; i < l; ++i) {
+      double d = 0.0;
+      for (int64_t j = 0; j < s; ++j) d += p[i * s + j] * dp[i * s + j];
+      for (int64_t j = 0; j < s; ++j) {
+        const double ds = p[i * s + j] * (dp[i * s + j] + d) * std::fabs(a.scale);
+        dp[i * s + j] = ds * ds;
+        dst[j * l + i] = ds * ds;
+      }
+    }
+    Gemm(dp.data(), k_sq.data.data() + kv * s * e, dq.data.data() + b * l * e, l, e, s, false);
+    Gemm(dst.data(), q_sq.data.data() + b * l * e, dk.data.data() + kv * s * e, s, e, l, false,
+         accumulate);
+  }
+  for (Array* x : {&dq, &dk, &dv}) {
+    for (double& v : x->data) v = std::sqrt(v);
+  }
+  return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
 }
 
 }  // namespace parity::oracle

@@ -318,6 +318,52 @@ Outputs EmbeddingBagDenseBackward(const OpCall& call) {
   return std::vector<Array>{std::move(out)};
 }
 
+// _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices,
+// num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx): the dense
+// gradient, as _embedding_bag_dense_backward, with offset2bag taken from the offsets where the
+// forward left it empty (sum without per-sample weights); the sparse gradient is compared only.
+Outputs EmbeddingBagBackward(const OpCall& call) {
+  PARITY_ASSIGN_OR_RETURN(bool sparse, AttrBool(call, "sparse", false));
+  if (sparse) return Unfit("_embedding_bag_backward with sparse=True gives a sparse gradient");
+  if (call.input_args.empty()) return Unfit("_embedding_bag_backward needs named inputs");
+  const Array* indices = Arg(call, "indices", 1);
+  const Array* offsets = Arg(call, "offsets", 2);
+  const Array* offset2bag = Arg(call, "offset2bag", 3);
+  const Array* bag_size = Arg(call, "bag_size", 4);
+  if (indices == nullptr || offsets == nullptr || offset2bag == nullptr || bag_size == nullptr) {
+    return Unfit("_embedding_bag_backward needs indices, offsets, offset2bag and bag_size");
+  }
+  OpCall dense = call;
+  dense.op = "_embedding_bag_dense_backward";
+  dense.inputs.clear();
+  dense.input_args.clear();
+  dense.input_dtypes.clear();
+  for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+    if (call.input_args[i] == "offsets") continue;
+    dense.inputs.push_back(call.inputs[i]);
+    dense.input_args.push_back(call.input_args[i]);
+    if (i < call.input_dtypes.size()) dense.input_dtypes.push_back(call.input_dtypes[i]);
+  }
+  const int64_t n = indices->numel(), bags = bag_size->numel();
+  if (offset2bag->numel() == 0 && n > 0) {
+    // Bag b holds the indices from offsets[b] to the next offset (the last to n).
+    Array filled = Array::Filled({n}, 0.0);
+    const std::vector<double>& o = offsets->data;
+    int64_t bag = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      while (bag + 1 < static_cast<int64_t>(o.size()) && bag + 1 < bags &&
+             o[static_cast<std::size_t>(bag + 1)] <= static_cast<double>(i)) {
+        ++bag;
+      }
+      filled.data[static_cast<std::size_t>(i)] = static_cast<double>(bag);
+    }
+    for (std::size_t i = 0; i < dense.input_args.size(); ++i) {
+      if (dense.input_args[i] == "offset2bag") dense.inputs[i] = std::move(filled);
+    }
+  }
+  return EmbeddingBagDenseBackward(dense);
+}
+
 // max_pool2d_with_indices_backward: each gradient added at its recorded index.
 Outputs MaxPool2dBackward(const OpCall& call) {
   const Array* g = Arg(call, "grad_output", 0);

@@ -71,6 +71,23 @@ Result<int64_t> NormalizedSize(const OpCall& call, const Array& x) {
 }  // namespace
 
 Outputs Softmax(const OpCall& call) { return SoftmaxLike(call, false); }
+
+// _safe_softmax (torch 2.5+, SDPA's math path with a mask): softmax, but a line whose every
+// input is -inf gives zeros instead of NaN.
+Outputs SafeSoftmax(const OpCall& call) {
+  PARITY_ASSIGN_OR_RETURN(std::vector<Array> out, SoftmaxLike(call, false));
+  const Array& x = call.inputs[0];
+  PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> dim_attr, AttrInts(call, "dim", 1, -1));
+  PARITY_ASSIGN_OR_RETURN(std::size_t dim, NormalizeDim(dim_attr[0], x.shape.size()));
+  Array& y = out[0];
+  ForEachLine(x.shape, x.shape.empty() ? 0 : dim, [&](int64_t base, int64_t stride, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (x.data[base + j * stride] != -std::numeric_limits<double>::infinity()) return;
+    }
+    for (int64_t j = 0; j < n; ++j) y.data[base + j * stride] = 0.0;
+  });
+  return out;
+}
 Outputs LogSoftmax(const OpCall& call) { return SoftmaxLike(call, true); }
 
 namespace {

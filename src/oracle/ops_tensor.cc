@@ -80,14 +80,17 @@ Outputs Lerp(const OpCall& call) {
 }
 
 // _foreach_<op>[_](self[], ...): <op> on each position of the lists, its list args (other,
-// tensor1, tensor2) taken at the same position, `scalar` given to it as its scalar operand and
-// `scalars` one per position. The outputs are the results in order (the tensors an in-place
-// form writes).
+// tensor1, tensor2; torch 2.x's lerp names its `tensors1` and `weights`) taken at the same
+// position, a single tensor (`.Tensor` overloads: other) given to every position, `scalar`
+// given to it as its scalar operand and `scalars` one per position. The outputs are the
+// results in order (the tensors an in-place form writes).
 Outputs Foreach(const OpCall& call) {
   std::string base = call.op.substr(std::string_view("_foreach_").size());
   if (base.ends_with('_')) base.pop_back();
-  static constexpr std::string_view kListArgs[] = {"self",    "other", "tensor1",
-                                                   "tensor2", "end",   "weight"};
+  // (the foreach op's argument, the single-tensor op's)
+  static constexpr std::pair<std::string_view, std::string_view> kListArgs[] = {
+      {"self", "self"}, {"other", "other"},   {"tensor1", "tensor1"}, {"tensor2", "tensor2"},
+      {"end", "end"},   {"weight", "weight"}, {"tensors1", "end"},    {"weights", "weight"}};
   const std::vector<const Array*> selves = ArgList(call, "self");
   if (call.input_args.empty() || selves.empty())
     return Unfit(fmt::format("{} needs a named self list", call.op));
@@ -102,13 +105,13 @@ Outputs Foreach(const OpCall& call) {
   for (std::size_t i = 0; i < selves.size(); ++i) {
     OpCall one;
     one.op = base;
-    for (std::string_view arg : kListArgs) {
+    for (const auto& [arg, as] : kListArgs) {
       const std::vector<const Array*> list = ArgList(call, arg);
       if (list.empty()) continue;
-      if (list.size() != selves.size())
+      if (list.size() != selves.size() && (list.size() != 1 || arg == "self"))
         return Unfit(fmt::format("list '{}' differs in length from self", arg));
-      one.inputs.push_back(*list[i]);
-      one.input_args.emplace_back(arg);
+      one.inputs.push_back(*list[list.size() == 1 ? 0 : i]);
+      one.input_args.emplace_back(as);
     }
     for (const auto& [key, value] : call.attrs.items()) {
       if (key != "scalar" && key != "scalars") one.attrs[key] = value;

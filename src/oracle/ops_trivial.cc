@@ -14,16 +14,6 @@
 namespace parity::oracle {
 namespace {
 
-// y = f(x) over the input `self`.
-template <typename F>
-Outputs MapSelf(const OpCall& call, F&& f) {
-  const Array* x = Arg(call, "self", 0);
-  if (x == nullptr) return Unfit(fmt::format("{} needs self", call.op));
-  Array y = *x;
-  for (double& v : y.data) v = f(v);
-  return std::vector<Array>{std::move(y)};
-}
-
 // One bound of a clamp: a tensor (clamp.Tensor's `min`/`max`, or a _foreach_ list's `other`),
 // a scalar attr, or none.
 struct Bound {

@@ -30,7 +30,8 @@ std::optional<int64_t> ValueReductionLength(const OpCall& call, std::size_t inde
     for (double v : indices.data) most = std::max(most, ++counts[v]);
     return std::max<int64_t>(most, 1);
   };
-  if (call.op == "embedding_dense_backward" || call.op == "_embedding_bag_dense_backward") {
+  if (call.op == "embedding_dense_backward" || call.op == "_embedding_bag_dense_backward" ||
+      call.op == "_embedding_bag_backward") {
     const Array* indices = oracle::Arg(call, "indices", 1);
     return indices != nullptr ? max_count(*indices) : std::nullopt;
   }
@@ -84,8 +85,9 @@ std::optional<double> LossTermScale(const OpCall& call, std::size_t index) {
 
 // Per element, the magnitude the rounding of an elementwise op's evaluation scales with,
 // where its output can be far smaller (cancellation): gelu x·Φ(x) with |x| (Φ's error times
-// x), gelu_backward with |g|·(1 + |x|), softmax's backward y·(g − Σ g·y) with
-// y·(|g| + Σ|g|·y), log_softmax's g − exp(y)·Σg with |g| + exp(y)·Σ|g|.
+// x), gelu_backward with |g|·(1 + |x|), silu_backward with its terms' magnitudes, softmax's
+// backward y·(g − Σ g·y) with y·(|g| + Σ|g|·y), log_softmax's g − exp(y)·Σg with
+// |g| + exp(y)·Σ|g|.
 std::optional<Array> ElementwiseScale(const OpCall& call) {
   const std::string& raw = call.op;
   if (raw == "gelu" || raw == "gelu_") {
@@ -102,6 +104,17 @@ std::optional<Array> ElementwiseScale(const OpCall& call) {
     Array s = *g;
     for (std::size_t i = 0; i < s.data.size(); ++i) {
       s.data[i] = std::fabs(g->data[i]) * (1.0 + std::fabs(x->data[i]));
+    }
+    return s;
+  }
+  if (raw == "silu_backward") {  // g·s·(1 + x·(1 − s)): the terms |g|·s·(1 + |x|·(1 − s))
+    const Array* g = oracle::Arg(call, "grad_output", 0);
+    const Array* x = oracle::Arg(call, "self", 1);
+    if (g == nullptr || x == nullptr || g->data.size() != x->data.size()) return std::nullopt;
+    Array s = *g;
+    for (std::size_t i = 0; i < s.data.size(); ++i) {
+      const double sig = 1.0 / (1.0 + std::exp(-x->data[i]));
+      s.data[i] = std::fabs(g->data[i]) * sig * (1.0 + std::fabs(x->data[i]) * (1.0 - sig));
     }
     return s;
   }
@@ -176,6 +189,11 @@ std::optional<std::vector<Array>> TermScales(const OpCall& call) {
 std::optional<std::vector<Array>> ElementScales(const OpCall& call) {
   if (std::optional<Array> s = ElementwiseScale(call)) return std::vector<Array>{std::move(*s)};
   if (auto s = TermScales(call)) return s;
+  if (call.op == "_scaled_dot_product_flash_attention_for_cpu_backward") {
+    auto s = oracle::AttentionBackwardScales(call);
+    if (!s.ok()) return std::nullopt;
+    return std::move(*s);
+  }
   static const std::set<std::string> kBilinear = {
       "mm",     "addmm",       "bmm",    "baddbmm", "matmul",
       "linear", "convolution", "conv1d", "conv2d",  "convolution_backward",

@@ -151,8 +151,69 @@ def cases(dtype, gen):
         ("sdpa_mask", "scaled_dot_product_attention",
          [q, kk, v, torch.rand(5, 7, generator=gen) > 0.3], {},
          {"is_causal": False, "dropout_p": 0.0, "scale": 0.2}),
+        # torch 2.x's CPU flash kernel and its backward, under their aten schemas (inputs by
+        # position: query, key, value, attn_mask; grad_out, query, key, value, out,
+        # logsumexp, attn_mask), outputs from the math formula and its autograd in float64.
+        ("sdpa_flash_cpu", "_scaled_dot_product_flash_attention_for_cpu", [q, kk, v, r(5, 7)],
+         {}, {"dropout_p": 0.0, "is_causal": False, "scale": 0.3}),
+        ("sdpa_flash_cpu_causal", "_scaled_dot_product_flash_attention_for_cpu",
+         [q, r(2, 2, 5, 8), r(2, 2, 5, 4)], {}, {"dropout_p": 0.0, "is_causal": True}),
+        ("sdpa_flash_cpu_backward", "_scaled_dot_product_flash_attention_for_cpu_backward",
+         flash_backward_inputs(q, kk, v, r(2, 2, 5, 4), r(5, 7), False, 0.3), {},
+         {"dropout_p": 0.0, "is_causal": False, "scale": 0.3}),
+        ("sdpa_flash_cpu_backward_causal",
+         "_scaled_dot_product_flash_attention_for_cpu_backward",
+         flash_backward_inputs(q, r(2, 2, 5, 8), r(2, 2, 5, 4), r(2, 2, 5, 4), None, True, None),
+         {}, {"dropout_p": 0.0, "is_causal": True}),
+        # Grouped-query attention (Llama): one key/value head for the two query heads.
+        ("sdpa_flash_cpu_gqa", "_scaled_dot_product_flash_attention_for_cpu",
+         [q, r(2, 1, 7, 8), r(2, 1, 7, 4)], {}, {"dropout_p": 0.0, "is_causal": False}),
+        ("sdpa_flash_cpu_backward_gqa", "_scaled_dot_product_flash_attention_for_cpu_backward",
+         flash_backward_inputs(q, r(2, 1, 5, 8), r(2, 1, 5, 4), r(2, 2, 5, 4), None, True, 0.5),
+         {}, {"dropout_p": 0.0, "is_causal": True, "scale": 0.5}),
+        # torch 2.5's _safe_softmax: a line masked out entirely gives zeros.
+        ("safe_softmax", "_safe_softmax",
+         [torch.cat([r(2, 6) * 3, torch.full((1, 6), float("-inf"), dtype=dtype)])], {},
+         {"dim": -1}),
     ]
     return out
+
+
+def flash_scores(q, k, mask, causal, scale):
+    """The CPU flash kernel's scaled, masked scores, from the math formula (keys with fewer
+    heads than the queries repeated, as SDPA's enable_gqa does)."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    k = k.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3)
+    s = (q @ k.transpose(-1, -2)) * scale
+    if mask is not None:
+        s = s + mask
+    if causal:
+        l, sk = s.shape[-2], s.shape[-1]
+        s = s.masked_fill(torch.ones(l, sk, dtype=torch.bool).triu(1), float("-inf"))
+    return s
+
+
+def flash_forward(q, k, v, mask, causal, scale):
+    """(output, logsumexp) of _scaled_dot_product_flash_attention_for_cpu, in q's dtype."""
+    s = flash_scores(q, k, mask, causal, scale)
+    v = v.repeat_interleave(q.shape[-3] // v.shape[-3], dim=-3)
+    return torch.softmax(s, -1) @ v, torch.logsumexp(s, -1)
+
+
+def flash_backward_inputs(q, k, v, grad_out, mask, causal, scale):
+    """The inputs of _scaled_dot_product_flash_attention_for_cpu_backward, by position."""
+    out, lse = flash_forward(q, k, v, mask, causal, scale)
+    inputs = [grad_out, q, k, v, out, lse]
+    return inputs + ([mask] if mask is not None else [])
+
+
+def flash_backward(inputs, causal, scale):
+    """(grad_query, grad_key, grad_value): autograd through the math formula."""
+    grad_out, q, k, v = inputs[:4]
+    mask = inputs[6] if len(inputs) > 6 else None
+    q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    out, _ = flash_forward(q, k, v, mask, causal, scale)
+    return torch.autograd.grad(out, (q, k, v), grad_out)
 
 
 def compute(op, inputs, params, attrs, gen):
@@ -202,6 +263,15 @@ def compute(op, inputs, params, attrs, gen):
     if op == "dropout":
         torch.manual_seed(7)
         return F.dropout(inputs[0], attrs["p"], attrs["training"])
+    if op == "_scaled_dot_product_flash_attention_for_cpu":
+        return flash_forward(*inputs[:3], inputs[3] if len(inputs) > 3 else None,
+                             attrs["is_causal"], attrs.get("scale"))
+    if op == "_scaled_dot_product_flash_attention_for_cpu_backward":
+        return flash_backward(inputs, attrs["is_causal"], attrs.get("scale"))
+    if op == "_safe_softmax":
+        x = inputs[0]
+        masked = (x == float("-inf")).all(dim=attrs["dim"], keepdim=True)
+        return torch.softmax(x, attrs["dim"]).masked_fill(masked, 0.0)
     if op == "scaled_dot_product_attention":
         return sdpa(*inputs[:3], mask=inputs[3] if len(inputs) > 3 else None,
                     causal=attrs["is_causal"], scale=attrs.get("scale"))
@@ -213,7 +283,8 @@ def gen_ops(kind, dtype):
     dump = Dump(kind)
     for name, op, inputs, params, attrs in cases(dtype, gen):
         outputs = compute(op, inputs, params, attrs, gen)
-        seq = dump.add(name, op, inputs, [outputs], params, attrs)
+        outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+        seq = dump.add(name, op, inputs, outputs, params, attrs)
         EXPECTED[kind].append({"seq": seq, "name": name, "op": op})
     dump.close()
     EXPECTED[kind + "_dir"] = dump.root
@@ -327,6 +398,7 @@ def aten_cases(dtype, gen):
     nll_total = A.nll_loss_forward(logsoft, target, pos(5), 1, -100)[1]
     state = [r(4, 3) for _ in range(8)]
     grads = [r(4, 3) for _ in range(4)]
+    ints = torch.randint(0, 3, (4, 5), generator=gen)
     torch.manual_seed(7)  # native_dropout's mask
     return [
         ("mm", call(A.mm, x, y)),
@@ -447,6 +519,31 @@ def aten_cases(dtype, gen):
         ("clone", call(A.clone, r(3))),
         ("copy", call(A.copy_, r(2, 3), r(3))),
         ("to_copy", call(A._to_copy, r(5), dtype=torch.float16)),
+        # torch 2.x's model code: rotary embeddings, RMSNorm, SiLU MLPs, attention masks
+        ("sin", call(A.sin, r(4, 6) * 20)),
+        ("cos", call(A.cos, r(4, 6) * 20)),
+        ("rsqrt", call(A.rsqrt, pos(4, 3))),
+        ("pow_scalar", call(A.pow, r(4, 3), 2)),
+        ("pow_scalar_half", call(A.pow, pos(4, 3), -0.5)),
+        ("pow_tensor", call(A.pow, pos(4, 3), r(3))),
+        ("pow_scalar_base", call(A.pow, 2.0, r(4, 3))),
+        ("silu_backward", call(A.silu_backward, r(30), r(30) * 3)),
+        ("eq", call(A.eq, ints, 1)),
+        ("ne", call(A.ne, ints, torch.randint(0, 3, (5,), generator=gen))),
+        ("ge", call(A.ge, r(4, 5), r(5))),
+        ("gt_scalar", call(A.gt, r(4, 5), 0.25)),
+        ("lt", call(A.lt, r(4, 5), r(4, 1))),
+        ("bitwise_and", call(A.bitwise_and, ints > 0, ints < 2)),
+        ("logical_not", call(A.logical_not, ints > 0)),
+        ("where", call(A.where, ints > 0, r(4, 5), r(5))),
+        ("where_scalar", call(A.where, ints > 0, r(4, 5), torch.tensor(-1e9, dtype=dtype))),
+        ("all", call(A.all, ints >= 0)),
+        ("any_dim", call(A.any, ints > 1, 1)),
+        ("slice_backward", call(A.slice_backward, r(4, 2, 5), [4, 7, 5], 1, 1, 6, 3)),
+        ("select_backward", call(A.select_backward, r(4, 5), [4, 3, 5], 1, -1)),
+        ("arange_float", call(A.arange, 0.0, 3.0, 0.25, dtype=dtype)),
+        ("arange_int", call(A.arange, 7)),
+        ("scalar_tensor", call(A.scalar_tensor, -2.5, dtype=dtype)),
     ]
 
 
