@@ -345,7 +345,9 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                      "rsqrt",
                                                      "pow",
                                                      "silu_backward",
-                                                     "arange"};
+                                                     "arange",
+                                                     "_fused_adam_",
+                                                     "_fused_adamw_"};
   static const std::set<std::string> kMovement = {"relu",
                                                   "gather",
                                                   "transpose",

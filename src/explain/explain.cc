@@ -24,12 +24,15 @@ bool Contains(const DumpRecord& container, const std::string& inner) {
 }
 
 // " (Adam or AdamW ...)": the optimizer an optimizer pass's ops show, or "" when none fits.
-// Adam and AdamW divide by a square root (addcdiv_ after sqrt, one tensor at a time or
-// _foreach_); SGD adds the scaled gradient (add_ with alpha) and divides by nothing.
+// The fused optimizers are one op each (_fused_adam_, _fused_adamw_); Adam and AdamW otherwise
+// divide by a square root (addcdiv_ after sqrt, one tensor at a time or _foreach_); SGD adds the
+// scaled gradient (add_ with alpha) and divides by nothing.
 std::string OptimizerName(const std::set<std::string>& ops) {
   auto has = [&](const char* op) {
     return ops.count(op) > 0 || ops.count(std::string("_foreach_") + op) > 0;
   };
+  if (ops.count("_fused_adamw_") > 0) return " (AdamW, fused: _fused_adamw_)";
+  if (ops.count("_fused_adam_") > 0) return " (Adam, fused: _fused_adam_)";
   if (has("addcdiv_") && (has("sqrt") || has("sqrt_"))) {
     return " (Adam or AdamW: addcdiv_ after sqrt)";
   }

@@ -76,7 +76,11 @@ Outputs NativeLayerNormBackward(const OpCall& call);
 Outputs NativeBatchNormBackward(const OpCall& call);
 Outputs EmbeddingDenseBackward(const OpCall& call);
 Outputs EmbeddingBagDenseBackward(const OpCall& call);
-Outputs EmbeddingBagBackward(const OpCall& call);  // torch 2.x: dense, offset2bag from offsets
+Outputs EmbeddingBagBackward(const OpCall& call);
+/// _fused_adam_ and _fused_adamw_: the tensors they write, in schema order (ops_optim.cc).
+Outputs FusedAdam(const OpCall& call);
+/// Their outputs' per-element rounding scales: the magnitudes of the terms each sums.
+Outputs FusedAdamScales(const OpCall& call);  // torch 2.x: dense, offset2bag from offsets
 Outputs MaxPool2dBackward(const OpCall& call);
 Outputs AvgPool2dBackward(const OpCall& call);  // and _adaptive_avg_pool2d_backward
 Outputs ConvolutionBackward(const OpCall& call);

@@ -45,6 +45,13 @@ Outputs Binary(const OpCall& call, F&& f) {
 
 bool Truth(double v) { return v != 0.0; }  // NaN is true, as torch's bool()
 
+// An integer operand's value (integers and bools are held exactly; anything else, as a
+// malformed record may hold, is brought into int64's range first).
+int64_t Integer(double v) {
+  return std::isfinite(v) ? static_cast<int64_t>(std::clamp(std::trunc(v), -0x1p63, 0x1p63 - 1024))
+                          : 0;
+}
+
 Result<int64_t> AttrInt(const OpCall& call, const char* name, int64_t fallback) {
   PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> v, AttrInts(call, name, 1, fallback));
   return v[0];
@@ -192,17 +199,16 @@ Outputs Bitwise(const OpCall& call) {
   }
   if (op == "bitwise_not") {
     return MapSelf(call, [boolean](double x) {
-      return boolean ? (Truth(x) ? 0.0 : 1.0) : static_cast<double>(~static_cast<int64_t>(x));
+      return boolean ? (Truth(x) ? 0.0 : 1.0) : static_cast<double>(~Integer(x));
     });
   }
-  auto integer = [](double v) { return static_cast<int64_t>(v); };
   if (op == "bitwise_and") {
     return Binary(call,
-                  [&](double a, double b) { return static_cast<double>(integer(a) & integer(b)); });
+                  [&](double a, double b) { return static_cast<double>(Integer(a) & Integer(b)); });
   }
   if (op == "bitwise_or") {
     return Binary(call,
-                  [&](double a, double b) { return static_cast<double>(integer(a) | integer(b)); });
+                  [&](double a, double b) { return static_cast<double>(Integer(a) | Integer(b)); });
   }
   return Unfit(fmt::format("'{}' is not a bitwise op", call.op));
 }
@@ -296,6 +302,7 @@ Outputs Arange(const OpCall& call) {
   }
   const double count = std::ceil((end - start) / step);
   if (!(count >= 0)) return Unfit("arange's range is empty the wrong way");
+  if (count > 0x1p40) return Unfit("arange's range is implausibly long");
   const auto n = static_cast<int64_t>(count);
   PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, n));
   Array out = Array::Filled({n});

@@ -96,6 +96,9 @@ constexpr OpEntry kOps[] = {
     {"embedding_dense_backward", oracle::EmbeddingDenseBackward},
     {"_embedding_bag_dense_backward", oracle::EmbeddingBagDenseBackward},
     {"_embedding_bag_backward", oracle::EmbeddingBagBackward},
+    // torch 2.x's fused optimizers (ops_optim.cc)
+    {"_fused_adam_", oracle::FusedAdam},
+    {"_fused_adamw_", oracle::FusedAdam},
     {"max_pool2d_with_indices_backward", oracle::MaxPool2dBackward},
     {"avg_pool2d_backward", oracle::AvgPool2dBackward},
     {"_adaptive_avg_pool2d_backward", oracle::AvgPool2dBackward},

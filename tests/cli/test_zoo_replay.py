@@ -8,7 +8,9 @@ in tensors mode, replayed in float64.
   are rounding, so any call beyond its bound is a false alarm.
 - The ops torch 2.x's model code runs are among those replayed: the CPU flash attention kernel
   and its backward (Llama's grouped-query attention included), RMSNorm's pow and rsqrt, the
-  rotary embedding's sin and cos, silu_backward, _safe_softmax, the foreach AdamW's lerp.
+  rotary embedding's sin and cos, silu_backward, _safe_softmax, the foreach AdamW's lerp, the
+  fused AdamW.
+- torch's fused Adam and AdamW kernels in float64 agree with their replay to float64 rounding.
 - A planted error is caught: one element of the flash attention backward's grad_query, and one
   of its forward's output, multiplied by (1 + 2^-8) in the dump, make that call beyond its
   bound.
@@ -42,7 +44,7 @@ RANDOM = {"bernoulli_", "bernoulli", "uniform_", "normal_"}
 MUST_REPLAY = {
     "hf-llama": {"_scaled_dot_product_flash_attention_for_cpu",
                  "_scaled_dot_product_flash_attention_for_cpu_backward", "pow", "rsqrt", "sin",
-                 "cos", "silu_backward", "slice_backward"},
+                 "cos", "silu_backward", "slice_backward", "_fused_adamw_"},
     "hf-bert": {"_safe_softmax", "_foreach_lerp_", "_foreach_add_", "where", "scalar_tensor"},
     "timm-vit": {"_scaled_dot_product_flash_attention_for_cpu",
                  "_scaled_dot_product_flash_attention_for_cpu_backward", "select_backward"},
@@ -98,6 +100,37 @@ class ZooReplay(unittest.TestCase):
         self.assertGreaterEqual(len(replayed), 0.98 * len(computing), (name, not_replayed))
         missing = MUST_REPLAY.get(name, set()) - {o["op"] for o in replayed}
         self.assertEqual(missing, set(), name)
+
+    def test_fused_adam_matches_pytorch_float64(self):
+        """torch's own fused Adam and AdamW kernels in float64 (amsgrad, L2 and decoupled
+        weight decay, maximize): the replay agrees to float64 rounding, over two steps."""
+        if not hasattr(torch.ops.aten, "_fused_adamw_"):
+            self.skipTest("torch %s has no fused Adam" % torch.__version__)
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        for name, make in (
+                ("adamw", lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1, fused=True)),
+                ("adam", lambda p: torch.optim.Adam(p, lr=0.01, weight_decay=0.1, amsgrad=True,
+                                                    maximize=True, fused=True))):
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(),
+                                        torch.nn.Linear(7, 1)).double()
+            opt = make(model.parameters())
+            x, y = torch.randn(16, 5, dtype=torch.float64), torch.randn(16, 1, dtype=torch.float64)
+            out = os.path.join(tmp.name, name)
+            with parity_dump.capture(model, out, optimizer=opt, mode="tensors") as cap:
+                for _ in range(2):
+                    opt.zero_grad()
+                    torch.nn.functional.mse_loss(model(x), y).backward()
+                    opt.step()
+                    cap.step()
+            fused = [r for r in records(out) if r["op"].startswith("_fused_adam")]
+            self.assertEqual(len(fused), 2, name)
+            for r in fused:
+                code, ops = replay(out, "--seq", str(r["seq"]))
+                self.assertTrue(ops[0]["replayable"], (name, ops[0].get("reason")))
+                self.assertLessEqual(ops[0]["rel_rmse"], 1e-14, name)
+                self.assertEqual(code, 0, name)
 
     def test_a_planted_error_in_flash_attention_is_caught(self):
         dump = self.dump("hf-llama")
