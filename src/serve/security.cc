@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -80,12 +79,8 @@ bool HostAllowed(std::string_view host_header, const HostPolicy& policy) {
       return false;  // "name:" with no port
     }
     if (policy.port != 80) return false;
-  } else {
-    int value = -1;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc() || end != port.data() + port.size() || value != policy.port) {
-      return false;
-    }
+  } else if (port != std::to_string(policy.port)) {
+    return false;  // the port as a browser writes it: decimal, no sign, no leading zero
   }
   for (const std::string& allowed : policy.names) {
     if (allowed.size() != name.size()) continue;

@@ -102,7 +102,8 @@ TEST(HostAllowed, LoopbackNamesWithThePort) {
   }
   for (const char* host : {"rebind.attacker.example:8470", "127.0.0.1:8471", "127.0.0.1",
                            "127.0.0.1:", "localhost:8470x", "localhost:+8470", "::1:8470", "[::1]",
-                           "", "127.0.0.1:8470 ", "127.0.0.2:8470", "localhost.:8470"}) {
+                           "", "127.0.0.1:8470 ", "127.0.0.2:8470", "localhost.:8470",
+                           "localhost:08470", "localhost:0008470"}) {
     EXPECT_FALSE(HostAllowed(host, policy)) << host;
   }
   // Port 80 may be left out, as browsers do.
