@@ -127,14 +127,18 @@ Result<StatsView> StatsOf(const Entry& e) {
 }
 
 // Whether the two sides' bytes are equal, told by their recorded digests: known only when both
-// are statistics-only dump tensors carrying a digest by the same algorithm (their manifests'
-// `hash`, named on both sides).
+// are statistics-only dump tensors carrying a digest (hex: the capture writes "error: ..." where
+// computing one failed) by the same algorithm (their manifests' `hash`, named on both sides).
 std::optional<bool> SameDigests(const EntryPair& pair) {
   auto digest = [](const Entry& e) -> const std::string* {
     if (!e.stats_only() || e.dump == nullptr || e.record == nullptr || !e.ref->stats->hash) {
       return nullptr;
     }
-    return &*e.ref->stats->hash;
+    const std::string& hex = *e.ref->stats->hash;
+    if (hex.empty() || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+      return nullptr;
+    }
+    return &hex;
   };
   const std::string* x = digest(*pair.a);
   const std::string* y = digest(*pair.b);

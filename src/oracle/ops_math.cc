@@ -30,15 +30,23 @@ Result<Array> Operand(const OpCall& call, const char* arg) {
   return Array{{}, {v}};
 }
 
+// The elements of `shape`, or -1 past 2^62 (CheckOutputSize then refuses it).
+int64_t Elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > (int64_t{1} << 62) / d)) return -1;
+    n *= d;
+  }
+  return n;
+}
+
 template <typename F>
 Outputs Binary(const OpCall& call, F&& f) {
   const Array* x = Arg(call, "self", 0);
   if (x == nullptr) return Unfit(fmt::format("{} needs self", call.op));
   PARITY_ASSIGN_OR_RETURN(Array other, Operand(call, "other"));
   PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShape(x->shape, other.shape));
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, numel));
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, Elements(shape)));
   PARITY_ASSIGN_OR_RETURN(Array y, Broadcast(*x, other, f));
   return std::vector<Array>{std::move(y)};
 }
@@ -104,9 +112,7 @@ Outputs Scatter(const OpCall& call, bool select) {
     return Unfit(fmt::format("grad_output {} does not fit input_sizes {}", ShapeString(g->shape),
                              ShapeString(sizes)));
   }
-  int64_t numel = 1;
-  for (int64_t d : sizes) numel *= d;
-  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, numel));
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, Elements(sizes)));
   Array out = Array::Filled(sizes, 0.0);
   int64_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < dim; ++d) outer *= sizes[d];
@@ -231,9 +237,7 @@ Outputs Where(const OpCall& call) {
   PARITY_ASSIGN_OR_RETURN(Array b, operand("other", 2));
   PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> ab, BroadcastShape(a.shape, b.shape));
   PARITY_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShape(condition->shape, ab));
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, numel));
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, Elements(shape)));
   const Array zeros = Array::Filled(shape, 0.0);
   auto expand = [&](const Array& x) {
     return Broadcast(x, zeros, [](double v, double) { return v; });

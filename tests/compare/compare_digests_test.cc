@@ -85,14 +85,19 @@ TEST(CompareDigests, DifferentDigestsFailIntegersAndSkipFloats) {
   }
 }
 
-TEST(CompareDigests, DigestsByOtherAlgorithmsTellNothing) {
+TEST(CompareDigests, DigestsByOtherAlgorithmsOrFailedOnesTellNothing) {
   TempDir tmp;
-  const auto [f, i] = Compare(HashesDump(tmp, "a", "aa", "bb", "xxh3_128"),
-                              HashesDump(tmp, "b", "aa", "bb", "sha256"));
-  for (const TensorResult& r : {f, i}) {
-    EXPECT_FALSE(r.pass);
-    EXPECT_TRUE(r.not_compared) << r.reason;
-    EXPECT_EQ(r.reason, "not compared: statistics only, and no statistic recorded on both sides");
+  for (const auto& [a, b] :
+       {std::pair{HashesDump(tmp, "a", "aa", "bb", "xxh3_128"),
+                  HashesDump(tmp, "b", "aa", "bb", "sha256")},
+        std::pair{HashesDump(tmp, "c", "error: MemoryError", "error: MemoryError"),
+                  HashesDump(tmp, "d", "error: MemoryError", "error: MemoryError")}}) {
+    const auto [f, i] = Compare(a, b);
+    for (const TensorResult& r : {f, i}) {
+      EXPECT_FALSE(r.pass) << a;
+      EXPECT_TRUE(r.not_compared) << r.reason;
+      EXPECT_EQ(r.reason, "not compared: statistics only, and no statistic recorded on both sides");
+    }
   }
 }
 
