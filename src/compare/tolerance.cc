@@ -346,6 +346,7 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                      "pow",
                                                      "silu_backward",
                                                      "arange",
+                                                     "index_put",
                                                      "_fused_adam_",
                                                      "_fused_adamw_"};
   static const std::set<std::string> kMovement = {"relu",
@@ -394,6 +395,7 @@ OpClass ClassifyOp(const std::string& raw_op) {
                                                   "any",
                                                   "slice_backward",
                                                   "select_backward",
+                                                  "index",
                                                   "scalar_tensor"};
   if (kReductions.count(op)) return OpClass::kReduction;
   if (kElementwise.count(op)) return OpClass::kElementwise;

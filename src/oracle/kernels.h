@@ -59,6 +59,8 @@ Outputs AvgPool2d(const OpCall& call);  // avg_pool2d and _adaptive_avg_pool2d
 Outputs Cat(const OpCall& call);
 Outputs IndexSelect(const OpCall& call);
 Outputs Gather(const OpCall& call);
+Outputs IndexTensor(const OpCall& call);  // index.Tensor: integer indices at consecutive dims
+Outputs IndexPut(const OpCall& call);     // index_put (accumulate), no position twice
 Outputs Cumsum(const OpCall& call);
 Outputs MseLoss(const OpCall& call);
 Outputs BceWithLogits(const OpCall& call);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ops that select and move values: embedding (and aten's embedding_renorm_, _embedding_bag),
-// cat, index_select, gather, and cumsum, in float64.
+// cat, index_select, gather, advanced indexing (index.Tensor, index_put) and cumsum, in
+// float64.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -52,7 +53,103 @@ Result<Array> Rows(const Array& weight, const Array& indices) {
   return y;
 }
 
+// Advanced indexing of `self` by integer tensors at consecutive dims (aten's `indices` list,
+// its None entries left out of the record): the index tensors broadcast to one shape B, the
+// result's shape self[:first] + B + self[last + 1:]. Each element's flat offset into self.
+struct Advanced {
+  std::vector<int64_t> shape;    // the indexed view's
+  std::vector<int64_t> offsets;  // into self, per element of that view
+};
+
+Result<Advanced> AdvancedIndex(const OpCall& call, const Array& self) {
+  std::vector<std::pair<int64_t, const Array*>> given;  // (dim, index tensor)
+  for (std::size_t i = 0; i < call.inputs.size() && i < call.input_args.size(); ++i) {
+    if (call.input_args[i] != "indices") continue;
+    if (i < call.input_dtypes.size() && call.input_dtypes[i] == DType::kBool) {
+      return Unfit("indexing by a boolean mask");
+    }
+    const int64_t dim = i < call.input_positions.size() ? call.input_positions[i] : -1;
+    if (dim < 0) return Unfit("an index tensor without its position in indices");
+    given.emplace_back(dim, &call.inputs[i]);
+  }
+  if (given.empty()) return Unfit(fmt::format("{} needs index tensors", call.op));
+  const auto first = given.front().first;
+  for (std::size_t j = 0; j < given.size(); ++j) {
+    if (given[j].first != first + static_cast<int64_t>(j)) {
+      return Unfit("index tensors at dims that are not consecutive");
+    }
+  }
+  const auto last = given.back().first;
+  if (last >= static_cast<int64_t>(self.shape.size())) return Unfit("more indices than dims");
+  std::vector<int64_t> b_shape;
+  for (const auto& [dim, t] : given) {
+    PARITY_ASSIGN_OR_RETURN(b_shape, BroadcastShape(b_shape, t->shape));
+  }
+  Advanced a;
+  a.shape.assign(self.shape.begin(), self.shape.begin() + first);
+  a.shape.insert(a.shape.end(), b_shape.begin(), b_shape.end());
+  a.shape.insert(a.shape.end(), self.shape.begin() + last + 1, self.shape.end());
+  int64_t outer = 1, inner = 1, n = 1;
+  for (int64_t d = 0; d < first; ++d) outer *= self.shape[d];
+  for (std::size_t d = last + 1; d < self.shape.size(); ++d) inner *= self.shape[d];
+  for (int64_t d : b_shape) n *= d;
+  PARITY_RETURN_IF_ERROR(CheckOutputSize(call, 0, outer * n * inner));
+  // Each B position's offset within the indexed dims' block of self.
+  const Array zeros = Array::Filled(b_shape, 0.0);
+  std::vector<int64_t> within(static_cast<std::size_t>(n), 0);
+  int64_t stride = inner;
+  for (auto it = given.rbegin(); it != given.rend(); ++it) {
+    const int64_t size = self.shape[it->first];
+    PARITY_ASSIGN_OR_RETURN(Array full,
+                            Broadcast(*it->second, zeros, [](double v, double) { return v; }));
+    for (int64_t k = 0; k < n; ++k) {
+      PARITY_ASSIGN_OR_RETURN(int64_t at, Index(full.data[k], size, true));
+      within[k] += at * stride;
+    }
+    stride *= size;
+  }
+  a.offsets.reserve(static_cast<std::size_t>(outer * n * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < n; ++k) {
+      for (int64_t i = 0; i < inner; ++i) a.offsets.push_back(o * stride + within[k] + i);
+    }
+  }
+  return a;
+}
+
 }  // namespace
+
+// index.Tensor(self, indices): the values of self at the indexed positions.
+Outputs IndexTensor(const OpCall& call) {
+  const Array* self = Arg(call, "self", 0);
+  if (self == nullptr) return Unfit("index needs self");
+  PARITY_ASSIGN_OR_RETURN(Advanced a, AdvancedIndex(call, *self));
+  Array out = Array::Filled(a.shape);
+  for (std::size_t i = 0; i < a.offsets.size(); ++i) out.data[i] = self->data[a.offsets[i]];
+  return std::vector<Array>{std::move(out)};
+}
+
+// index_put(self, indices, values, accumulate): self with `values` (broadcast to the indexed
+// shape) written, or with accumulate added, at the indexed positions. A position indexed twice
+// is refused: torch's order of writes (or of sums) there is its own.
+Outputs IndexPut(const OpCall& call) {
+  const Array* self = Arg(call, "self", 0);
+  const Array* values = Arg(call, "values", 2);
+  if (self == nullptr || values == nullptr) return Unfit("index_put needs self and values");
+  PARITY_ASSIGN_OR_RETURN(bool accumulate, AttrBool(call, "accumulate", false));
+  PARITY_ASSIGN_OR_RETURN(Advanced a, AdvancedIndex(call, *self));
+  const Array zeros = Array::Filled(a.shape, 0.0);
+  PARITY_ASSIGN_OR_RETURN(Array v, Broadcast(*values, zeros, [](double x, double) { return x; }));
+  if (v.shape != a.shape) return Unfit("values do not broadcast to the indexed shape");
+  std::set<int64_t> seen;
+  Array out = *self;
+  for (std::size_t i = 0; i < a.offsets.size(); ++i) {
+    if (!seen.insert(a.offsets[i]).second) return Unfit("index_put at a position indexed twice");
+    double& y = out.data[static_cast<std::size_t>(a.offsets[i])];
+    y = accumulate ? y + v.data[i] : v.data[i];
+  }
+  return std::vector<Array>{std::move(out)};
+}
 
 // Version 1 records name indices first and the weight as a param; aten's embedding(weight,
 // indices, padding_idx, ...) names both (padding_idx changes only the gradient).

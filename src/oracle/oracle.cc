@@ -69,6 +69,8 @@ constexpr OpEntry kOps[] = {
     {"cat", oracle::Cat},
     {"index_select", oracle::IndexSelect},
     {"gather", oracle::Gather},
+    {"index", oracle::IndexTensor},
+    {"index_put", oracle::IndexPut},
     {"cumsum", oracle::Cumsum},
     {"mse_loss", oracle::MseLoss},
     {"binary_cross_entropy_with_logits", oracle::BceWithLogits},

@@ -44,6 +44,9 @@ struct OpCall {
   /// The schema argument each input was passed as ("self", "mat1", "tensors"), parallel to
   /// `inputs`; empty when the record names none (version 1 dumps, calls built by hand).
   std::vector<std::string> input_args;
+  /// Each input's position within its list argument (aten's `indices` of index.Tensor, whose
+  /// None entries are not recorded), parallel to `inputs` where recorded; -1 when it is none.
+  std::vector<int64_t> input_positions;
   std::vector<std::pair<std::string, Array>> params;
   /// The recorded outputs: dropout recovers its mask from them; nothing else reads them.
   std::vector<Array> recorded_outputs;

@@ -44,6 +44,7 @@ Status ToOpCall(const DumpRecord& record, LoadedRecord* l) {
     call.inputs.push_back(std::move(a));
     call.input_dtypes.push_back(t.dtype());
     if (named) call.input_args.push_back(record.inputs[i].arg);
+    call.input_positions.push_back(record.inputs[i].index.value_or(-1));
   }
   for (const auto& [key, t] : l->params) {
     PARITY_ASSIGN_OR_RETURN(Array a, ToArray(t));

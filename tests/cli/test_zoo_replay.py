@@ -49,6 +49,7 @@ MUST_REPLAY = {
     "timm-vit": {"_scaled_dot_product_flash_attention_for_cpu",
                  "_scaled_dot_product_flash_attention_for_cpu_backward", "select_backward"},
     "timm-resnet": {"convolution_backward"},
+    "torchrec-dlrm": {"_embedding_bag_backward", "index", "index_put"},
     "minilm": {"_safe_softmax", "arange"},
 }
 

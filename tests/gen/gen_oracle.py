@@ -544,6 +544,14 @@ def aten_cases(dtype, gen):
         ("arange_float", call(A.arange, 0.0, 3.0, 0.25, dtype=dtype)),
         ("arange_int", call(A.arange, 7)),
         ("scalar_tensor", call(A.scalar_tensor, -2.5, dtype=dtype)),
+        # advanced indexing: TorchRec's interaction (None first), BERT's mask (broadcast)
+        ("index", call(A.index, r(3, 4, 5), [None, torch.tensor([0, 3, -1]),
+                                            torch.tensor([4, 0, 2])])),
+        ("index_broadcast", call(A.index, ints, [torch.arange(4).view(4, 1, 1),
+                                                 torch.arange(5).view(1, 1, 5)])),
+        ("index_put_accumulate", call(A.index_put, r(3, 4, 5), [None, torch.tensor([0, 3, 1]),
+                                                               torch.tensor([4, 0, 2])],
+                                      r(3, 3), True)),
     ]
 
 
