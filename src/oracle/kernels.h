@@ -38,7 +38,9 @@ Outputs Sum(const OpCall& call);
 Outputs Mean(const OpCall& call);
 Outputs Attention(const OpCall& call);
 Outputs AttentionBackward(const OpCall& call);  // torch 2.x's CPU flash kernel's backward
-/// Its gradients' per-element rounding scales (output_bounds.cc).
+/// The CPU flash kernel's outputs' per-element rounding scales (output_bounds.cc).
+Outputs AttentionForwardScales(const OpCall& call);
+/// Its backward's gradients' per-element rounding scales (output_bounds.cc).
 Outputs AttentionBackwardScales(const OpCall& call);
 
 // aten ops (version 2 dumps): inputs found by their schema argument names.

@@ -213,6 +213,48 @@ Outputs AttentionBackward(const OpCall& call) {
   return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
 }
 
+// Per element of the CPU flash kernel's outputs, the magnitude their rounding scales with. A
+// score's error scales with its summands, S_ij = |scale|·Σ_k |q_ik|·|k_jk|, not with the score,
+// and moves the output by P_ij·δs_ij·(v_je − out_ie) (softmax's Jacobian): out_ie's scale is
+// Σ_j P_ij·(S_ij·|v_je − out_ie| + |v_je|), logsumexp_i's Σ_j P_ij·S_ij + |logsumexp_i|.
+Outputs AttentionForwardScales(const OpCall& call) {
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 0, 3));
+  const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
+  Array q_abs = *a.q, k_abs = *a.k;
+  for (double& v : q_abs.data) v = std::fabs(v);
+  for (double& v : k_abs.data) v = std::fabs(v);
+  Array out = Array::Filled(With(a.batch, {l, ev}));
+  Array lse_scale = Array::Filled(With(a.batch, {l}));
+  std::vector<double> p, lse, magnitudes(static_cast<std::size_t>(l * s)),
+      o(static_cast<std::size_t>(ev));
+  for (int64_t b = 0; b < a.batches; ++b) {
+    Weights(a, b, &p, &lse);
+    const int64_t kv = a.Kv(b);
+    const double* v = a.v->data.data() + kv * s * ev;
+    Gemm(q_abs.data.data() + b * l * e, k_abs.data.data() + kv * s * e, magnitudes.data(), l, s, e,
+         true);
+    for (int64_t i = 0; i < l; ++i) {
+      std::fill(o.begin(), o.end(), 0.0);
+      for (int64_t j = 0; j < s; ++j) {
+        for (int64_t c = 0; c < ev; ++c) o[c] += p[i * s + j] * v[j * ev + c];
+      }
+      double lse_terms = std::isfinite(lse[i]) ? std::fabs(lse[i]) : 0.0;
+      for (int64_t c = 0; c < ev; ++c) out.data[(b * l + i) * ev + c] = 0.0;
+      for (int64_t j = 0; j < s; ++j) {
+        const double pj = p[i * s + j], sj = std::fabs(a.scale) * magnitudes[i * s + j];
+        if (pj == 0.0) continue;
+        lse_terms += pj * sj;
+        for (int64_t c = 0; c < ev; ++c) {
+          out.data[(b * l + i) * ev + c] +=
+              pj * (sj * std::fabs(v[j * ev + c] - o[c]) + std::fabs(v[j * ev + c]));
+        }
+      }
+      lse_scale.data[b * l + i] = lse_terms;
+    }
+  }
+  return std::vector<Array>{std::move(out), std::move(lse_scale)};
+}
+
 // Per element of each gradient, the magnitude its rounding scales with: the row terms that
 // cancel in dS (P ∘ (|dO|·|V|ᵀ + Σ P·|dO|·|V|ᵀ)) carried through the last product as the ℓ2
 // norm of its summands, as the bilinear ops are judged.

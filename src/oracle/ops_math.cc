@@ -251,42 +251,52 @@ Outputs Where(const OpCall& call) {
   return std::vector<Array>{std::move(out)};
 }
 
-// all / any over every element (0-d), or along `dim` (keepdim as given).
+// all / any over every element (0-d), or along `dim` (one dim or a list; keepdim as given).
 Outputs AllAny(const OpCall& call) {
   const bool all = Base(call.op) == "all";
   const Array* x = Arg(call, "self", 0);
   if (x == nullptr) return Unfit(fmt::format("{} needs self", call.op));
+  const std::size_t rank = x->shape.size();
+  std::vector<bool> reduced(std::max<std::size_t>(rank, 1), true);
   const auto dim_attr = call.attrs.find("dim");
-  if (dim_attr == call.attrs.end() || dim_attr->is_null()) {
-    bool acc = all;
-    for (double v : x->data) acc = all ? (acc && Truth(v)) : (acc || Truth(v));
-    return std::vector<Array>{Array{{}, {acc ? 1.0 : 0.0}}};
+  if (dim_attr != call.attrs.end() && !dim_attr->is_null()) {
+    const Json dims = dim_attr->is_array() ? *dim_attr : Json::array({*dim_attr});
+    if (!dims.empty()) reduced.assign(reduced.size(), false);
+    for (const Json& d : dims) {
+      if (!d.is_number_integer()) return Unfit(fmt::format("{}: dim is not an int", call.op));
+      PARITY_ASSIGN_OR_RETURN(std::size_t at, NormalizeDim(d.get<int64_t>(), rank));
+      reduced[at] = true;
+    }
   }
-  if (!dim_attr->is_number_integer()) return Unfit(fmt::format("{} over several dims", call.op));
-  PARITY_ASSIGN_OR_RETURN(std::size_t dim, NormalizeDim(dim_attr->get<int64_t>(), x->shape.size()));
   PARITY_ASSIGN_OR_RETURN(bool keepdim, AttrBool(call, "keepdim", false));
-  if (x->shape.empty()) {
-    return std::vector<Array>{Array{{}, {Truth(x->data[0]) ? 1.0 : 0.0}}};
+  if (dim_attr == call.attrs.end() || dim_attr->is_null()) keepdim = false;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> kept_strides(rank, 0);  // each input dim's stride in the output
+  int64_t stride = 1;
+  for (std::size_t d = rank; d-- > 0;) {
+    if (!reduced[d]) {
+      kept_strides[d] = stride;
+      stride *= x->shape[d];
+    }
   }
-  int64_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < dim; ++d) outer *= x->shape[d];
-  for (std::size_t d = dim + 1; d < x->shape.size(); ++d) inner *= x->shape[d];
-  const int64_t n = x->shape[dim];
-  std::vector<int64_t> shape = x->shape;
-  if (keepdim) {
-    shape[dim] = 1;
-  } else {
-    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(dim));
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) {
+      shape.push_back(x->shape[d]);
+    } else if (keepdim) {
+      shape.push_back(1);
+    }
   }
   Array out = Array::Filled(shape, all ? 1.0 : 0.0);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      bool acc = all;
-      for (int64_t j = 0; j < n; ++j) {
-        const bool t = Truth(x->data[(o * n + j) * inner + i]);
-        acc = all ? (acc && t) : (acc || t);
-      }
-      out.data[o * inner + i] = acc ? 1.0 : 0.0;
+  std::vector<int64_t> index(rank, 0);
+  for (std::size_t i = 0; i < x->data.size(); ++i) {
+    int64_t at = 0;
+    for (std::size_t d = 0; d < rank; ++d) at += index[d] * kept_strides[d];
+    const bool t = Truth(x->data[i]);
+    double& acc = out.data[static_cast<std::size_t>(at)];
+    acc = all ? (acc != 0.0 && t ? 1.0 : 0.0) : (acc != 0.0 || t ? 1.0 : 0.0);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++index[d] < x->shape[d]) break;
+      index[d] = 0;
     }
   }
   return std::vector<Array>{std::move(out)};

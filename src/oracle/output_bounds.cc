@@ -189,10 +189,17 @@ std::optional<std::vector<Array>> TermScales(const OpCall& call) {
 std::optional<std::vector<Array>> ElementScales(const OpCall& call) {
   if (std::optional<Array> s = ElementwiseScale(call)) return std::vector<Array>{std::move(*s)};
   if (auto s = TermScales(call)) return s;
-  if (call.op == "_scaled_dot_product_flash_attention_for_cpu_backward" ||
-      call.op == "_fused_adam_" || call.op == "_fused_adamw_") {
-    auto s = call.op.starts_with("_fused") ? oracle::FusedAdamScales(call)
-                                           : oracle::AttentionBackwardScales(call);
+  // Ops whose replay gives their own per-element scales.
+  oracle::Outputs (*own)(const OpCall&) = nullptr;
+  if (call.op == "_fused_adam_" || call.op == "_fused_adamw_") own = oracle::FusedAdamScales;
+  if (call.op == "_scaled_dot_product_flash_attention_for_cpu") {
+    own = oracle::AttentionForwardScales;
+  }
+  if (call.op == "_scaled_dot_product_flash_attention_for_cpu_backward") {
+    own = oracle::AttentionBackwardScales;
+  }
+  if (own != nullptr) {
+    auto s = own(call);
     if (!s.ok()) return std::nullopt;
     return std::move(*s);
   }

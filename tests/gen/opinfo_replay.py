@@ -55,7 +55,11 @@ LISTED_OPS = frozenset({
     "binary_cross_entropy_with_logits", "nll_loss_forward", "nll_loss2d_forward", "mse_loss",
     # torch 1.13's private attention ops ("_scaled_dot_product_* where present")
     "_scaled_dot_product_attention", "_scaled_dot_product_attention_forward",
-    "_scaled_dot_product_attention_math"})
+    "_scaled_dot_product_attention_math",
+    # what the model zoo's steps emit under torch 2.x (issue 46): RMSNorm, rotary embeddings,
+    # the optimizers' arithmetic, attention masks, and torch 2.x's attention kernels
+    "sin", "cos", "rsqrt", "pow", "lerp", "addcmul", "addcdiv", "where", "eq", "ne", "ge",
+    "all", "any", "_safe_softmax", "_scaled_dot_product_flash_attention_for_cpu"})
 # In-place ops that overwrite `self` without computing from it: never a listed in-place form.
 FILLS = frozenset({"bernoulli_", "uniform_", "normal_", "random_", "fill_", "zero_",
                    "exponential_", "geometric_", "log_normal_", "cauchy_"})
@@ -102,6 +106,21 @@ EXPECTED = collections.OrderedDict([
     ("nn.functional.nll_loss", ["nll_loss_forward", "nll_loss2d_forward"]),
     ("nn.functional.mse_loss", ["mse_loss"]),
     ("nn.functional.scaled_dot_product_attention", []),
+    # issue 46: the zoo's ops (RMSNorm decomposes into pow, mean, add, rsqrt and mul on the CPU)
+    ("sin", ["sin"]),
+    ("cos", ["cos"]),
+    ("rsqrt", ["rsqrt"]),
+    ("pow", ["pow"]),
+    ("lerp", ["lerp"]),
+    ("addcmul", ["addcmul"]),
+    ("addcdiv", ["addcdiv"]),
+    ("where", ["where"]),
+    ("eq", ["eq"]),
+    ("ne", ["ne"]),
+    ("ge", ["ge"]),
+    ("all", ["all"]),
+    ("any", ["any"]),
+    ("nn.functional.rms_norm", ["rsqrt"]),
 ])
 # Tried in place of a missing name: torch 1.13 has only the private form (its aten op,
 # _scaled_dot_product_attention_forward, is not listed: an "other op").
