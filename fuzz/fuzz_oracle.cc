@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the float64 oracle on arbitrary ops, attrs and (small) shapes. The input is
 // a JSON object {"op": .., "attrs": {..}, "inputs": [shape, ..], "args": [name, ..],
+// "positions": [list position or -1, ..],
 // "params": {name: shape}} ("args": the inputs' schema argument names, as aten records give);
 // tensors of those shapes are filled with fixed values. Replay must answer or refuse
 // ("not replayable"), never crash; so must explain's precision inference (replays with
@@ -57,6 +58,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     for (const parity::Json& a : j["args"]) {
       if (!a.is_string()) return 0;
       call.input_args.push_back(a.get<std::string>());
+    }
+  }
+  if (j.contains("positions") && j["positions"].is_array() &&
+      j["positions"].size() == call.inputs.size()) {
+    for (const parity::Json& p : j["positions"]) {
+      if (!p.is_number_integer()) return 0;
+      call.input_positions.push_back(p.get<int64_t>());
     }
   }
   if (j.contains("params") && j["params"].is_object()) {
