@@ -139,6 +139,72 @@ std::vector<int64_t> With(std::vector<int64_t> batch, std::initializer_list<int6
   return batch;
 }
 
+// _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
+// logsumexp, dropout_p, is_causal, *, attn_mask, scale): with P recomputed from the inputs,
+// dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ∘ (dP − rowsum(P ∘ dP)), dQ = scale·dS·K, dK = scale·dSᵀ·Q.
+// The recorded out and logsumexp are not read: they are functions of the inputs.
+//
+// With `magnitudes`, per element of each gradient the magnitude its rounding scales with
+// instead: the row terms that cancel in dS (P ∘ (|dO|·|V|ᵀ + Σ P·|dO|·|V|ᵀ)) carried through
+// the last product as the ℓ2 norm of its summands, as the bilinear ops are judged.
+Outputs Backward(const OpCall& call, bool magnitudes) {
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 1, 6));
+  const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
+  if (call.inputs[0].shape != With(a.batch, {l, ev})) {
+    return Unfit(
+        fmt::format("grad_out {} does not fit the output", ShapeString(call.inputs[0].shape)));
+  }
+  // The operands of each product: as given, or (magnitudes) absolute values for dP's and
+  // squares for the ℓ2 norms of the others.
+  auto map = [magnitudes](const Array& x, bool square) {
+    Array y = x;
+    if (magnitudes) {
+      for (double& v : y.data) v = square ? v * v : std::fabs(v);
+    }
+    return y;
+  };
+  const Array g = map(call.inputs[0], false), g_dv = map(call.inputs[0], true),
+              v = map(*a.v, false), q = map(*a.q, true), k = map(*a.k, true);
+  const double scale = magnitudes ? std::fabs(a.scale) : a.scale;
+  Array dq = Array::Filled(a.q->shape), dk = Array::Filled(a.k->shape),
+        dv = Array::Filled(a.v->shape);
+  std::vector<double> p, lse;
+  std::vector<double> dp(static_cast<std::size_t>(l * s)), pt(dp.size()), dst(dp.size());
+  for (int64_t b = 0; b < a.batches; ++b) {
+    Weights(a, b, &p, &lse);
+    for (int64_t i = 0; i < l; ++i) {
+      for (int64_t j = 0; j < s; ++j) {
+        pt[j * l + i] = magnitudes ? p[i * s + j] * p[i * s + j] : p[i * s + j];
+      }
+    }
+    // A key/value head's gradients sum over the query heads of its group.
+    const int64_t kv = a.Kv(b);
+    const bool accumulate = a.group > 1 && b % a.group != 0;
+    Gemm(pt.data(), g_dv.data.data() + b * l * ev, dv.data.data() + kv * s * ev, s, ev, l, false,
+         accumulate);  // Pᵀ·dO
+    Gemm(g.data.data() + b * l * ev, v.data.data() + kv * s * ev, dp.data(), l, s, ev,
+         true);  // dO·Vᵀ
+    for (int64_t i = 0; i < l; ++i) {
+      double d = 0.0;
+      for (int64_t j = 0; j < s; ++j) d += p[i * s + j] * dp[i * s + j];
+      for (int64_t j = 0; j < s; ++j) {
+        const double ds =
+            p[i * s + j] * (magnitudes ? dp[i * s + j] + d : dp[i * s + j] - d) * scale;
+        dp[i * s + j] = dst[j * l + i] = magnitudes ? ds * ds : ds;  // dS·scale, in place
+      }
+    }
+    Gemm(dp.data(), k.data.data() + kv * s * e, dq.data.data() + b * l * e, l, e, s, false);
+    Gemm(dst.data(), q.data.data() + b * l * e, dk.data.data() + kv * s * e, s, e, l, false,
+         accumulate);
+  }
+  if (magnitudes) {
+    for (Array* x : {&dq, &dk, &dv}) {
+      for (double& y : x->data) y = std::sqrt(y);
+    }
+  }
+  return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
+}
+
 }  // namespace
 
 Outputs Attention(const OpCall& call) {
@@ -169,48 +235,6 @@ Outputs Attention(const OpCall& call) {
   if (aten) return std::vector<Array>{std::move(out), std::move(weights)};
   if (flash) return std::vector<Array>{std::move(out), std::move(logsumexp)};
   return std::vector<Array>{std::move(out)};
-}
-
-// _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
-// logsumexp, dropout_p, is_causal, *, attn_mask, scale): with P recomputed from the inputs,
-// dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ∘ (dP − rowsum(P ∘ dP)), dQ = scale·dS·K, dK = scale·dSᵀ·Q.
-// The recorded out and logsumexp are not read: they are functions of the inputs.
-Outputs AttentionBackward(const OpCall& call) {
-  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 1, 6));
-  const Array& g = call.inputs[0];
-  const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
-  if (g.shape != With(a.batch, {l, ev})) {
-    return Unfit(fmt::format("grad_out {} does not fit the output", ShapeString(g.shape)));
-  }
-  Array dq = Array::Filled(a.q->shape), dk = Array::Filled(a.k->shape),
-        dv = Array::Filled(a.v->shape);
-  std::vector<double> p, lse;
-  std::vector<double> dp(static_cast<std::size_t>(l * s)), pt(dp.size()), dst(dp.size());
-  for (int64_t b = 0; b < a.batches; ++b) {
-    Weights(a, b, &p, &lse);
-    const double* go = g.data.data() + b * l * ev;
-    for (int64_t i = 0; i < l; ++i) {
-      for (int64_t j = 0; j < s; ++j) pt[j * l + i] = p[i * s + j];
-    }
-    // A key/value head's gradients sum over the query heads of its group.
-    const int64_t kv = a.Kv(b);
-    const bool accumulate = a.group > 1 && b % a.group != 0;
-    Gemm(pt.data(), go, dv.data.data() + kv * s * ev, s, ev, l, false, accumulate);  // Pᵀ·dO
-    Gemm(go, a.v->data.data() + kv * s * ev, dp.data(), l, s, ev, true);             // dO·Vᵀ
-    for (int64_t i = 0; i < l; ++i) {
-      double d = 0.0;
-      for (int64_t j = 0; j < s; ++j) d += p[i * s + j] * dp[i * s + j];
-      for (int64_t j = 0; j < s; ++j) {
-        const double ds = p[i * s + j] * (dp[i * s + j] - d) * a.scale;
-        dp[i * s + j] = ds;  // dS·scale, in place
-        dst[j * l + i] = ds;
-      }
-    }
-    Gemm(dp.data(), a.k->data.data() + kv * s * e, dq.data.data() + b * l * e, l, e, s, false);
-    Gemm(dst.data(), a.q->data.data() + b * l * e, dk.data.data() + kv * s * e, s, e, l, false,
-         accumulate);
-  }
-  return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
 }
 
 // Per element of the CPU flash kernel's outputs, the magnitude their rounding scales with. A
@@ -255,55 +279,8 @@ Outputs AttentionForwardScales(const OpCall& call) {
   return std::vector<Array>{std::move(out), std::move(lse_scale)};
 }
 
-// Per element of each gradient, the magnitude its rounding scales with: the row terms that
-// cancel in dS (P ∘ (|dO|·|V|ᵀ + Σ P·|dO|·|V|ᵀ)) carried through the last product as the ℓ2
-// norm of its summands, as the bilinear ops are judged.
-Outputs AttentionBackwardScales(const OpCall& call) {
-  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 1, 6));
-  const Array& g = call.inputs[0];
-  const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
-  if (g.shape != With(a.batch, {l, ev})) return Unfit("grad_out does not fit the output");
-  auto map = [](const Array& x, double (*f)(double)) {
-    Array y = x;
-    for (double& v : y.data) v = f(v);
-    return y;
-  };
-  auto square = [](double v) { return v * v; };
-  auto absolute = [](double v) { return std::fabs(v); };
-  const Array g_abs = map(g, absolute), g_sq = map(g, square), v_abs = map(*a.v, absolute),
-              q_sq = map(*a.q, square), k_sq = map(*a.k, square);
-  Array dq = Array::Filled(a.q->shape), dk = Array::Filled(a.k->shape),
-        dv = Array::Filled(a.v->shape);
-  std::vector<double> p, lse;
-  std::vector<double> dp(static_cast<std::size_t>(l * s)), pt(dp.size()), dst(dp.size());
-  for (int64_t b = 0; b < a.batches; ++b) {
-    Weights(a, b, &p, &lse);
-    const int64_t kv = a.Kv(b);
-    const bool accumulate = a.group > 1 && b % a.group != 0;
-    for (int64_t i = 0; i < l; ++i) {
-      for (int64_t j = 0; j < s; ++j) pt[j * l + i] = p[i * s + j] * p[i * s + j];
-    }
-    Gemm(pt.data(), g_sq.data.data() + b * l * ev, dv.data.data() + kv * s * ev, s, ev, l, false,
-         accumulate);
-    Gemm(g_abs.data.data() + b * l * ev, v_abs.data.data() + kv * s * ev, dp.data(), l, s, ev,
-         true);
-    for (int64_t i = 0; i < l; ++i) {
-      double d = 0.0;
-      for (int64_t j = 0; j < s; ++j) d += p[i * s + j] * dp[i * s + j];
-      for (int64_t j = 0; j < s; ++j) {
-        const double ds = p[i * s + j] * (dp[i * s + j] + d) * std::fabs(a.scale);
-        dp[i * s + j] = ds * ds;
-        dst[j * l + i] = ds * ds;
-      }
-    }
-    Gemm(dp.data(), k_sq.data.data() + kv * s * e, dq.data.data() + b * l * e, l, e, s, false);
-    Gemm(dst.data(), q_sq.data.data() + b * l * e, dk.data.data() + kv * s * e, s, e, l, false,
-         accumulate);
-  }
-  for (Array* x : {&dq, &dk, &dv}) {
-    for (double& v : x->data) v = std::sqrt(v);
-  }
-  return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
-}
+Outputs AttentionBackward(const OpCall& call) { return Backward(call, false); }
+
+Outputs AttentionBackwardScales(const OpCall& call) { return Backward(call, true); }
 
 }  // namespace parity::oracle
