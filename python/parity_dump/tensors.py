@@ -530,7 +530,7 @@ class TensorWriter:
     def _stats(self, tensor):
         t = _cpu(tensor)
         if self.mode == "hashes":
-            return self._digest_only(t, tensor)
+            return self._with_digest({}, _bits(t), tensor)
         if self.batching:
             floating = _BATCHED.get(t.dtype)
             if floating is not None and 0 < t.numel() <= _DOT_MAX:
@@ -551,19 +551,11 @@ class TensorWriter:
                 self.hasher.submit(result, raw, storage_address(tensor), values,
                                    t.is_floating_point())
                 return result
-        result, raw = _stats(t)
-        if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
-            self.hasher.submit(result, raw, storage_address(tensor))
-        else:
-            result["hash"] = self.digest(raw)
-        return result
+        return self._with_digest(*_stats(t), tensor)
 
-
-    def _digest_only(self, t, tensor):
-        """{"hash": digest} of `tensor` (t: it through _cpu()), the digest of large tensors
+    def _with_digest(self, result, raw, tensor):
+        """`result` with "hash", the digest of `raw` (the bytes of `tensor`): a large tensor's
         set later by the hasher's thread."""
-        raw = _bits(t)
-        result = {}
         if self.hasher is not None and raw.nbytes >= self.hasher.MIN_BYTES:
             self.hasher.submit(result, raw, storage_address(tensor))
         else:
