@@ -2,8 +2,10 @@
 """aten ops as TorchDispatchMode sees them: their names, whether they are recorded, and how
 their arguments bind to the schema.
 
-Not recorded (counted per op in the manifest's "omitted"):
-  - ops outside the aten namespace (profiler markers, c10d internals);
+Recorded beside aten's: fbgemm's (TorchRec's table-batched embedding kernels and its sparse
+ops on GPUs), named "fbgemm::<op>" so no aten name is taken. Not recorded (counted per op in
+the manifest's "omitted"):
+  - ops of other namespaces (profiler markers, c10d internals);
   - alias and metadata-only ops: a return aliasing an input without writing it, per the
     schema's alias annotations (view, t, transpose, expand, detach, lift_fresh, alias,
     _reshape_alias, split, unbind, select, slice, ...); ops tagged inplace_view (t_,
@@ -34,6 +36,8 @@ FILL_OPS = frozenset({
     "geometric_", "log_normal_", "cauchy_"})
 
 _INPLACE_VIEW = getattr(getattr(torch, "Tag", None), "inplace_view", None)
+# The namespaces whose ops are recorded, and the prefix of their records' op names.
+RECORDED_NAMESPACES = {"aten": "", "fbgemm": "fbgemm::"}
 
 
 class OpInfo:
@@ -53,7 +57,7 @@ class OpInfo:
         namespace, _, name = schema.name.partition("::")
         if not name:
             namespace, name = "", namespace
-        self.name = name
+        self.name = RECORDED_NAMESPACES.get(namespace, "") + name
         self.overload = getattr(func, "_overloadname", None) or schema.overload_name or "default"
         self.fill = name in FILL_OPS
         self.args = []
@@ -70,7 +74,8 @@ class OpInfo:
             if writes:
                 self.mutated.add(a.name)
         self.returns_nothing = len(schema.returns) == 0
-        self.omitted = namespace != "aten" or name in ALLOCATION_OPS or name in METADATA_OPS
+        self.omitted = (namespace not in RECORDED_NAMESPACES or name in ALLOCATION_OPS
+                        or name in METADATA_OPS)
         if not self.omitted and _INPLACE_VIEW is not None and _INPLACE_VIEW in getattr(
                 func, "tags", ()):
             self.omitted = True
@@ -192,6 +197,18 @@ def mutated_tensors(op, args, kwargs):
             elif isinstance(v, (list, tuple)):
                 out.extend(t for t in v if isinstance(t, torch.Tensor))
     return out
+
+
+# Tensors some recurrent kernels hand from forward to backward that hold scratch memory, not
+# values: oneDNN's LSTM/GRU workspace (torch 2.x on the CPU), cuDNN's and MIOpen's reserve
+# space. Their bytes differ between two runs of the same step, so the capture records them as
+# not stored, with SCRATCH as the reason: compare and explain skip them saying so, instead of
+# reporting a divergence. By op: the output index, and the backward's input argument.
+SCRATCH = ("scratch memory the kernel keeps for its backward (oneDNN's workspace, cuDNN's or "
+           "MIOpen's reserve space), not a value: its bytes differ between two runs of one step")
+SCRATCH_OUTPUTS = {"mkldnn_rnn_layer": 3, "_cudnn_rnn": 3, "miopen_rnn": 3}
+SCRATCH_INPUTS = {"mkldnn_rnn_layer_backward": "workspace", "_cudnn_rnn_backward": "reserve",
+                  "miopen_rnn_backward": "reserve"}
 
 
 def flatten_tensors(result):

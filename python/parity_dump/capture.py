@@ -476,7 +476,7 @@ class Capture(PassHooks, RecordEmitter):
         name = module + "." + op.name if module else op.name
         record = self._head(name, module, op.name, op.overload, pass_, attrs)
         seq = record["seq"]
-        record["inputs"] = self._input_entries(inputs, seq)
+        record["inputs"] = self._input_entries(inputs, seq, aten.SCRATCH_INPUTS.get(op.name))
         record["params"] = {}
         if writes is not None and self.hasher is not None:  # digests of the inputs it writes
             self.hasher.before_write(writes[1])
@@ -487,7 +487,10 @@ class Capture(PassHooks, RecordEmitter):
         outs = aten.flatten_tensors(result)
         if not outs and op.returns_nothing:
             outs = aten.mutated_tensors(op, args, kwargs)
-        record["outputs"] = [self.writer.entry(t, seq, "out%d" % i) for i, t in enumerate(outs)]
+        scratch = aten.SCRATCH_OUTPUTS.get(op.name)
+        record["outputs"] = [self.writer.not_stored(t, aten.SCRATCH) if i == scratch
+                             else self.writer.entry(t, seq, "out%d" % i)
+                             for i, t in enumerate(outs)]
         if self.timing:
             record["time_us"] = elapsed * 1e6
         self._emit(record)

@@ -9,8 +9,9 @@ backend: a frame, or one side of a graph break) is one record:
     op "compiled_region", overload "", name "<module>.compiled_region", pass "forward" (or
     "optimizer", as for any op), module the innermost module path where known ("" when the
     region holds the whole model), attrs {"region": "0/0" (dynamo's compile id), "backend":
-    "inductor", "graph": "graphs/0_0.forward.py", "dynamo_graph": "graphs/0_0.dynamo.py"}
-    and the region's non-tensor arguments (SymInts) by name, inputs the tensors dynamo
+    "inductor", "graph": "graphs/0_0.forward.py", "dynamo_graph": "graphs/0_0.dynamo.py",
+    "inputs_requiring_grad": the names of the inputs its backward gives gradients for, where
+    gradients were enabled} and the region's non-tensor arguments (SymInts) by name, inputs the tensors dynamo
     passes the compiled graph (arg: the graph's placeholder; parameters and buffers are
     among them), outputs the tensors it returns.
 
@@ -173,6 +174,8 @@ class Regions:
                     tensors.append((name, None, a))
                 elif isinstance(a, (int, float, bool)):
                     attrs[name] = a
+            if torch.is_grad_enabled():  # what its backward computes gradients for
+                attrs["inputs_requiring_grad"] = [n for n, _, t in tensors if t.requires_grad]
             record = self._begin(region, pass_, module, tensors, attrs)
             c._written_outside()  # a region may write its inputs (running statistics)
             c._sync([t for _, _, t in tensors])

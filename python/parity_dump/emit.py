@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from . import sources
+from . import aten, sources
 from .tensors import BATCH
 
 
@@ -77,14 +77,18 @@ class RecordEmitter:
         if self.timing and torch.cuda.is_available() and any(t.is_cuda for t in tensors):
             torch.cuda.synchronize()
 
-    def _input_entries(self, inputs, seq):
-        """The entries of a record's inputs, given as (argument name, index or None, tensor)."""
+    def _input_entries(self, inputs, seq, scratch_arg=None):
+        """The entries of a record's inputs, given as (argument name, index or None, tensor);
+        the argument `scratch_arg` is scratch memory, not stored (aten.SCRATCH)."""
         entries = []
         for i, (arg, index, tensor) in enumerate(inputs):
             e = {"arg": arg}
             if index is not None:
                 e["index"] = index
-            e.update(self.writer.entry(tensor, seq, "in%d" % i))
+            if arg == scratch_arg:
+                e.update(self.writer.not_stored(tensor, aten.SCRATCH))
+            else:
+                e.update(self.writer.entry(tensor, seq, "in%d" % i))
             entries.append(e)
         return entries
 

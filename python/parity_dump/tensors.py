@@ -493,6 +493,10 @@ class TensorWriter:
                 reason = describe_error(e)
         return not_stored_entry(tensor, reason, DTYPE_NAMES)
 
+    def not_stored(self, tensor, reason):
+        """The entry of `tensor` without its data, `reason` saying why."""
+        return not_stored_entry(tensor, reason, DTYPE_NAMES)
+
     def _entry(self, tensor, seq, slot):
         """entry() of a tensor unstorable_reason() accepts."""
         shape = list(tensor.shape)

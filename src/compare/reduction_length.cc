@@ -136,9 +136,9 @@ std::optional<int64_t> ReductionLength(const TensorContext& c) {
       k *= (*in0)[*dim];
     }
     return k;
-  } else if (op == "native_layer_norm_backward") {
-    // dx reduces twice over a row (Σ g·w and Σ g·w·x̂, as the forward's mean and variance),
-    // dweight and dbias once over the rows.
+  } else if (op == "native_layer_norm_backward" || op == "_fused_rms_norm_backward") {
+    // dx reduces twice over a row (Σ g·w and Σ g·w·x̂, as the forward's mean and variance;
+    // RMSNorm's once), dweight and dbias once over the rows.
     const auto it = c.attrs.find("normalized_shape");
     if (in1 && it != c.attrs.end() && it->is_array()) {
       int64_t k = 1;

@@ -152,6 +152,17 @@ Result<std::optional<double>> BackwardScale(const std::string& op, int64_t k,
     }
     return std::optional<double>(std::sqrt(3.0 * mg * mw * mr));
   }
+  if (op == "_fused_rms_norm_backward" && inputs.size() >= 3) {
+    // (grad_out, input, rstd[, weight]): dx as layer norm's, dweight Σ g·x̂ over the rows.
+    PARITY_ASSIGN_OR_RETURN(double mg, MeanSquare(inputs[0]));
+    if (which != 0) return std::optional<double>(std::sqrt(kk * mg));
+    PARITY_ASSIGN_OR_RETURN(double mr, MeanSquare(inputs[2]));
+    double mw = 1.0;
+    if (inputs.size() >= 4) {
+      PARITY_ASSIGN_OR_RETURN(mw, MeanSquare(inputs[3]));
+    }
+    return std::optional<double>(std::sqrt(3.0 * mg * mw * mr));
+  }
   if (op == "native_batch_norm_backward" && inputs.size() >= 2 && which != 0) {
     // dweight Σ g·x̂ and dbias Σ g over n = N·H·W per channel (x̂ has unit rms).
     const auto& xs = inputs[1].meta().shape;
@@ -174,7 +185,7 @@ Result<std::optional<double>> SummandScale(
     if (t.numel() == 0) return std::optional<double>();
   }
   if (raw_op == "convolution_backward" || raw_op == "native_layer_norm_backward" ||
-      raw_op == "native_batch_norm_backward") {
+      raw_op == "_fused_rms_norm_backward" || raw_op == "native_batch_norm_backward") {
     return BackwardScale(raw_op, k, all_inputs, attrs, output);
   }
   // aten's ops are scaled as their family (tolerance.h: addmm as matmul of mat1 and mat2).

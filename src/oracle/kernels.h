@@ -37,17 +37,24 @@ Outputs Embedding(const OpCall& call);
 Outputs Sum(const OpCall& call);
 Outputs Mean(const OpCall& call);
 Outputs Attention(const OpCall& call);
-Outputs AttentionBackward(const OpCall& call);  // torch 2.x's CPU flash kernel's backward
-/// The CPU flash kernel's outputs' per-element rounding scales (output_bounds.cc).
+Outputs AttentionBackward(const OpCall& call);  // torch 2.x's kernels' backwards
+/// The flash kernels' (output, logsumexp) per-element rounding scales (output_bounds.cc).
 Outputs AttentionForwardScales(const OpCall& call);
 /// Its backward's gradients' per-element rounding scales (output_bounds.cc).
 Outputs AttentionBackwardScales(const OpCall& call);
+/// Whether `op` is one of torch 2.x's attention kernels or their backwards (the CPU flash
+/// kernel, the GPU kernels), judged per element by the two functions above.
+bool IsAttentionKernel(std::string_view op);
+/// Of an attention op's `outputs`, how many lead that are values (ValueOutputs).
+std::size_t AttentionValueOutputs(const OpCall& call, std::size_t outputs);
 
 // aten ops (version 2 dumps): inputs found by their schema argument names.
 Outputs Mm(const OpCall& call);
 Outputs Addmm(const OpCall& call);  // addmm and baddbmm
 Outputs Convolution(const OpCall& call);
 Outputs NativeLayerNorm(const OpCall& call);
+Outputs FusedRmsNorm(const OpCall& call);  // torch 2.x's RMSNorm kernel (GPUs)
+Outputs FusedRmsNormBackward(const OpCall& call);
 Outputs NativeBatchNorm(const OpCall& call);
 Outputs Sigmoid(const OpCall& call);
 Outputs Tanh(const OpCall& call);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // scaled_dot_product_attention (attn_mask, is_causal, scale) in float64:
 // softmax(Q·Kᵀ·scale + mask)·V over the last two dimensions, batch dimensions broadcast; torch
-// 1.13's aten forms (output, attention weights), torch 2.x's CPU flash kernel (output,
-// logsumexp) and its backward (grad_query, grad_key, grad_value), recomputed from the inputs.
+// 1.13's aten forms (output, attention weights), torch 2.x's kernels (CPU flash; CUDA flash,
+// memory-efficient and cuDNN; the overrideable one of other backends) by their schemas
+// (output, logsumexp, ...) and their backwards (grad_query, grad_key, grad_value[,
+// grad_attn_bias]), recomputed from the inputs.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,6 +17,42 @@ namespace parity::oracle {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+constexpr std::size_t kNoMask = std::numeric_limits<std::size_t>::max();
+
+// One attention op's schema: where its query is, where its mask or bias is when the record
+// names no arguments (version 1 dumps), and whether it is one of torch 2.x's GPU kernels,
+// whose tensor outputs past (output, logsumexp) are not values (sequence offsets of nested
+// inputs, the dropout RNG's state, debug placeholders) and whose optional tensors shift the
+// positions of the others: their records must name their arguments.
+struct Schema {
+  std::string_view op;
+  std::size_t q_at, mask_at;
+  bool gpu;
+};
+
+constexpr Schema kSchemas[] = {
+    {"scaled_dot_product_attention", 0, 3, false},
+    {"_scaled_dot_product_attention", 0, 3, false},
+    {"_scaled_dot_product_attention_forward", 0, 3, false},
+    {"_scaled_dot_product_attention_math", 0, 3, false},
+    {"_scaled_dot_product_flash_attention_for_cpu", 0, 3, false},
+    {"_scaled_dot_product_flash_attention_for_cpu_backward", 1, 6, false},
+    {"_scaled_dot_product_flash_attention", 0, kNoMask, true},
+    {"_scaled_dot_product_flash_attention_backward", 1, kNoMask, true},
+    {"_scaled_dot_product_efficient_attention", 0, 3, true},
+    {"_scaled_dot_product_efficient_attention_backward", 1, 4, true},
+    {"_scaled_dot_product_cudnn_attention", 0, 3, true},
+    {"_scaled_dot_product_cudnn_attention_backward", 1, 8, true},
+    {"_scaled_dot_product_fused_attention_overrideable", 0, 3, true},
+    {"_scaled_dot_product_fused_attention_overrideable_backward", 1, 4, true},
+};
+
+const Schema* SchemaOf(std::string_view op) {
+  for (const Schema& s : kSchemas) {
+    if (s.op == op) return &s;
+  }
+  return nullptr;
+}
 
 // The shapes, scale and mask of one attention call over (batch..., L, E) queries, (batch...,
 // S, E) keys and (batch..., S, Ev) values, read from the inputs at `q_at` onwards.
@@ -34,11 +72,19 @@ struct AttentionArgs {
   bool causal = false, boolean_mask = false;
   double scale = 1.0;
   Array mask;  // (batch..., L, S), additive or (boolean_mask) a keep-mask
+  bool mask_given = false;
 };
 
-// The attention mask: the input named attn_mask, or (calls without names) the input at
-// `mask_at`, where the schema has it (after the value forward, after logsumexp backward).
-Result<AttentionArgs> ReadArgs(const OpCall& call, std::size_t q_at, std::size_t mask_at) {
+// The attention mask: the input named attn_mask (attn_bias in the GPU kernels), or (calls
+// without names) the input at the schema's `mask_at`.
+Result<AttentionArgs> ReadArgs(const OpCall& call) {
+  const Schema* schema = SchemaOf(call.op);
+  if (schema == nullptr) return Unfit("not an attention op");
+  if (schema->gpu && call.input_args.empty()) {
+    return Unfit("the record names no arguments: its bias can't be told from its other tensors");
+  }
+  const std::size_t q_at = schema->q_at;
+  std::size_t mask_at = schema->mask_at;
   if (call.inputs.size() < q_at + 3) return Unfit("attention needs query, key and value");
   AttentionArgs a;
   a.q = &call.inputs[q_at];
@@ -84,15 +130,16 @@ Result<AttentionArgs> ReadArgs(const OpCall& call, std::size_t q_at, std::size_t
   const Array* mask = nullptr;
   if (!call.input_args.empty()) {
     for (std::size_t i = 0; i < call.inputs.size() && i < call.input_args.size(); ++i) {
-      if (call.input_args[i] == "attn_mask") {
+      if (call.input_args[i] == "attn_mask" || call.input_args[i] == "attn_bias") {
         mask = &call.inputs[i];
         mask_at = i;
       }
     }
-  } else if (call.inputs.size() > mask_at) {
+  } else if (mask_at != kNoMask && call.inputs.size() > mask_at) {
     mask = &call.inputs[mask_at];
   }
   if (mask != nullptr) {
+    a.mask_given = true;
     PARITY_ASSIGN_OR_RETURN(a.mask, Broadcast(a.mask, *mask, [](double, double m) { return m; }));
     if (a.mask.shape != mask_shape) return Unfit("attn_mask does not broadcast to the scores");
     a.boolean_mask =
@@ -139,16 +186,51 @@ std::vector<int64_t> With(std::vector<int64_t> batch, std::initializer_list<int6
   return batch;
 }
 
-// _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
-// logsumexp, dropout_p, is_causal, *, attn_mask, scale): with P recomputed from the inputs,
-// dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ∘ (dP − rowsum(P ∘ dP)), dQ = scale·dS·K, dK = scale·dSᵀ·Q.
-// The recorded out and logsumexp are not read: they are functions of the inputs.
+// The records' own outputs from `from` on, copied: a GPU kernel's tensors that are not values.
+void AppendRecorded(const OpCall& call, std::size_t from, std::vector<Array>* outputs) {
+  for (std::size_t i = from; i < call.recorded_outputs.size(); ++i) {
+    outputs->push_back(call.recorded_outputs[i]);
+  }
+}
+
+// A logsumexp (batch..., L) as a GPU kernel's record holds it: the same values in another
+// shape (cuDNN's trailing 1), or rows padded past L (the memory-efficient kernel pads them to
+// a multiple of 32) whose padding is the kernel's filler, not a value: copied from the record
+// (`filler` false: 0, for the rounding scales). Empty where the record's is (the
+// memory-efficient kernel without compute_log_sumexp).
+Result<Array> FitLogsumexp(Array lse, const AttentionArgs& a, const OpCall& call, bool filler) {
+  if (call.recorded_outputs.size() < 2) return lse;
+  const Array& recorded = call.recorded_outputs[1];
+  if (recorded.numel() == 0) return Array::Filled(recorded.shape);
+  if (recorded.numel() == lse.numel()) {
+    lse.shape = recorded.shape;
+    return lse;
+  }
+  const std::vector<int64_t>& r = recorded.shape;
+  if (r.size() == a.batch.size() + 1 && std::equal(a.batch.begin(), a.batch.end(), r.begin()) &&
+      r.back() > a.l) {
+    Array padded = filler ? recorded : Array::Filled(r);
+    for (int64_t b = 0; b < a.batches; ++b) {
+      std::copy_n(lse.data.begin() + b * a.l, a.l, padded.data.begin() + b * r.back());
+    }
+    return padded;
+  }
+  return Unfit(fmt::format("the recorded logsumexp {} does not fit {} queries", ShapeString(r),
+                           ShapeString(With(a.batch, {a.l}))));
+}
+
+// The backward kernels (the CPU flash kernel's: grad_out, query, key, value, out, logsumexp,
+// dropout_p, is_causal, *, attn_mask, scale; the GPU kernels' by their schemas): with P
+// recomputed from the inputs, dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ∘ (dP − rowsum(P ∘ dP)),
+// dQ = scale·dS·K, dK = scale·dSᵀ·Q, and where the record has it (the memory-efficient
+// kernel's grad_attn_bias) dS. The recorded out and logsumexp are not read: they are functions
+// of the inputs.
 //
 // With `magnitudes`, per element of each gradient the magnitude its rounding scales with
 // instead: the row terms that cancel in dS (P ∘ (|dO|·|V|ᵀ + Σ P·|dO|·|V|ᵀ)) carried through
 // the last product as the ℓ2 norm of its summands, as the bilinear ops are judged.
 Outputs Backward(const OpCall& call, bool magnitudes) {
-  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 1, 6));
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call));
   const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
   if (call.inputs[0].shape != With(a.batch, {l, ev})) {
     return Unfit(
@@ -170,6 +252,16 @@ Outputs Backward(const OpCall& call, bool magnitudes) {
         dv = Array::Filled(a.v->shape);
   std::vector<double> p, lse;
   std::vector<double> dp(static_cast<std::size_t>(l * s)), pt(dp.size()), dst(dp.size());
+  // grad_attn_bias: dS over the bias's (broadcast) scores, or as empty as the record's.
+  const bool bias_grad = call.recorded_outputs.size() > 3 && call.recorded_outputs[3].numel() > 0;
+  if (bias_grad && (!a.mask_given || call.recorded_outputs[3].shape != a.mask.shape)) {
+    return Unfit(fmt::format("grad_attn_bias {} is not the gradient of a bias of the scores {}",
+                             ShapeString(call.recorded_outputs[3].shape),
+                             ShapeString(a.mask.shape)));
+  }
+  Array dbias = Array::Filled(bias_grad                          ? a.mask.shape
+                              : call.recorded_outputs.size() > 3 ? call.recorded_outputs[3].shape
+                                                                 : std::vector<int64_t>{0});
   for (int64_t b = 0; b < a.batches; ++b) {
     Weights(a, b, &p, &lse);
     for (int64_t i = 0; i < l; ++i) {
@@ -188,9 +280,10 @@ Outputs Backward(const OpCall& call, bool magnitudes) {
       double d = 0.0;
       for (int64_t j = 0; j < s; ++j) d += p[i * s + j] * dp[i * s + j];
       for (int64_t j = 0; j < s; ++j) {
-        const double ds =
-            p[i * s + j] * (magnitudes ? dp[i * s + j] + d : dp[i * s + j] - d) * scale;
-        dp[i * s + j] = dst[j * l + i] = magnitudes ? ds * ds : ds;  // dS·scale, in place
+        const double ds = p[i * s + j] * (magnitudes ? dp[i * s + j] + d : dp[i * s + j] - d);
+        if (bias_grad) dbias.data[(b * l + i) * s + j] = ds;
+        dp[i * s + j] = dst[j * l + i] =
+            magnitudes ? ds * scale * ds * scale : ds * scale;  // dS·scale, in place
       }
     }
     Gemm(dp.data(), k.data.data() + kv * s * e, dq.data.data() + b * l * e, l, e, s, false);
@@ -202,20 +295,24 @@ Outputs Backward(const OpCall& call, bool magnitudes) {
       for (double& y : x->data) y = std::sqrt(y);
     }
   }
-  return std::vector<Array>{std::move(dq), std::move(dk), std::move(dv)};
+  std::vector<Array> grads{std::move(dq), std::move(dk), std::move(dv)};
+  if (call.recorded_outputs.size() > 3) grads.push_back(std::move(dbias));
+  return grads;
 }
 
 }  // namespace
 
 Outputs Attention(const OpCall& call) {
-  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 0, 3));
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call));
   const int64_t l = a.l, s = a.s, ev = a.ev;
   Array out = Array::Filled(With(a.batch, {l, ev}));
   // torch 1.13's aten _scaled_dot_product_attention* return (output, attention weights); the
   // weights are empty unless need_attn_weights. torch 2.x's CPU flash kernel returns (output,
-  // logsumexp), the latter (batch..., L).
+  // logsumexp), the latter (batch..., L); the GPU kernels (output, logsumexp, ...), the rest
+  // not values (kSchemas).
   const bool aten = call.op.starts_with("_scaled_dot_product_attention");
-  const bool flash = call.op == "_scaled_dot_product_flash_attention_for_cpu";
+  const bool gpu = SchemaOf(call.op)->gpu;
+  const bool flash = call.op == "_scaled_dot_product_flash_attention_for_cpu" || gpu;
   std::vector<int64_t> weights_shape = With(a.batch, {l, s});
   if (aten && (call.recorded_outputs.size() != 2 || call.recorded_outputs[1].numel() == 0)) {
     weights_shape = call.recorded_outputs.size() == 2 ? call.recorded_outputs[1].shape
@@ -233,16 +330,33 @@ Outputs Attention(const OpCall& call) {
          false);
   }
   if (aten) return std::vector<Array>{std::move(out), std::move(weights)};
+  if (gpu) {
+    PARITY_ASSIGN_OR_RETURN(Array fitted, FitLogsumexp(std::move(logsumexp), a, call, true));
+    std::vector<Array> outputs{std::move(out), std::move(fitted)};
+    AppendRecorded(call, 2, &outputs);
+    return outputs;
+  }
   if (flash) return std::vector<Array>{std::move(out), std::move(logsumexp)};
   return std::vector<Array>{std::move(out)};
 }
 
-// Per element of the CPU flash kernel's outputs, the magnitude their rounding scales with. A
-// score's error scales with its summands, S_ij = |scale|·Σ_k |q_ik|·|k_jk|, not with the score,
-// and moves the output by P_ij·δs_ij·(v_je − out_ie) (softmax's Jacobian): out_ie's scale is
-// Σ_j P_ij·(S_ij·|v_je − out_ie| + |v_je|), logsumexp_i's Σ_j P_ij·S_ij + |logsumexp_i|.
+bool IsAttentionKernel(std::string_view op) {
+  const Schema* schema = SchemaOf(op);
+  return schema != nullptr && (schema->gpu || op.starts_with("_scaled_dot_product_flash"));
+}
+
+std::size_t AttentionValueOutputs(const OpCall& call, std::size_t outputs) {
+  const Schema* schema = SchemaOf(call.op);
+  const bool forward = schema != nullptr && schema->q_at == 0;
+  return schema != nullptr && schema->gpu && forward ? std::min<std::size_t>(outputs, 2) : outputs;
+}
+
+// Per element of the flash kernels' outputs (output, logsumexp), the magnitude their rounding
+// scales with. A score's error scales with its summands, S_ij = |scale|·Σ_k |q_ik|·|k_jk|, not with
+// the score, and moves the output by P_ij·δs_ij·(v_je − out_ie) (softmax's Jacobian): out_ie's
+// scale is Σ_j P_ij·(S_ij·|v_je − out_ie| + |v_je|), logsumexp_i's Σ_j P_ij·S_ij + |logsumexp_i|.
 Outputs AttentionForwardScales(const OpCall& call) {
-  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call, 0, 3));
+  PARITY_ASSIGN_OR_RETURN(AttentionArgs a, ReadArgs(call));
   const int64_t l = a.l, s = a.s, e = a.e, ev = a.ev;
   Array q_abs = *a.q, k_abs = *a.k;
   for (double& v : q_abs.data) v = std::fabs(v);
@@ -275,6 +389,9 @@ Outputs AttentionForwardScales(const OpCall& call) {
       }
       lse_scale.data[b * l + i] = lse_terms;
     }
+  }
+  if (SchemaOf(call.op)->gpu) {
+    PARITY_ASSIGN_OR_RETURN(lse_scale, FitLogsumexp(std::move(lse_scale), a, call, false));
   }
   return std::vector<Array>{std::move(out), std::move(lse_scale)};
 }

@@ -293,4 +293,83 @@ Outputs NativeLayerNormBackward(const OpCall& call) {
   return Masked(mask, std::move(dx), std::move(dw), std::move(db));
 }
 
+// torch 2.x's _fused_rms_norm(input, normalized_shape, weight?, eps?) -> (output, rstd), the
+// kernel GPUs run for RMSNorm: y = x·rstd·w with rstd = 1/sqrt(mean(x²) + eps) over the
+// normalized dims, kept as (rows..., 1, ...). eps None is float32's machine epsilon where the
+// kernel computes in float32 (float16, bfloat16 and float32 inputs), float64's otherwise.
+Outputs FusedRmsNorm(const OpCall& call) {
+  const Array* x = Arg(call, "input", 0);
+  if (x == nullptr) return Unfit("_fused_rms_norm needs an input");
+  PARITY_ASSIGN_OR_RETURN(const int64_t k, NormalizedSize(call, *x));
+  const Array* w = call.input_args.empty() ? (call.inputs.size() > 1 ? &call.inputs[1] : nullptr)
+                                           : Arg(call, "weight", 1);
+  if (w != nullptr && w->numel() != k) return Unfit("weight size differs from normalized_shape");
+  const DType dtype = call.input_dtypes.empty() ? DType::kFloat32 : call.input_dtypes[0];
+  const double default_eps = dtype == DType::kFloat64 ? 0x1p-52 : 0x1p-23;
+  PARITY_ASSIGN_OR_RETURN(const double eps, AttrNumber(call, "eps", default_eps));
+  const auto dims = static_cast<int64_t>(call.attrs.at("normalized_shape").size());
+  std::vector<int64_t> rstd_shape(x->shape.begin(), x->shape.end() - dims);
+  rstd_shape.insert(rstd_shape.end(), static_cast<std::size_t>(dims), 1);
+  Array y = *x, rstd = Array::Filled(rstd_shape);
+  const int64_t rows = k > 0 ? x->numel() / k : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = x->data.data() + r * k;
+    double squares = 0.0;
+    for (int64_t j = 0; j < k; ++j) squares += row[j] * row[j];
+    rstd.data[r] = 1.0 / std::sqrt(squares / static_cast<double>(k) + eps);
+    for (int64_t j = 0; j < k; ++j) {
+      y.data[r * k + j] = row[j] * rstd.data[r] * (w ? w->data[j] : 1.0);
+    }
+  }
+  return std::vector<Array>{std::move(y), std::move(rstd)};
+}
+
+// _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight?, output_mask[2])
+// -> (grad_input, grad_weight), with the forward's recorded rstd (the backward has no eps):
+// x̂ = x·rstd, h = g·w, dx = rstd·(h − x̂·mean(h·x̂)), dw = Σ_rows g·x̂. An output the mask
+// leaves out (or dw without a weight) is not returned, as it is not recorded.
+Outputs FusedRmsNormBackward(const OpCall& call) {
+  const Array* g = Arg(call, "grad_out", 0);
+  const Array* x = Arg(call, "input", 1);
+  const Array* rstd = Arg(call, "rstd", 2);
+  const Array* w = call.input_args.empty() ? (call.inputs.size() > 3 ? &call.inputs[3] : nullptr)
+                                           : Arg(call, "weight", 3);
+  if (g == nullptr || x == nullptr || rstd == nullptr || g->shape != x->shape) {
+    return Unfit("_fused_rms_norm_backward needs grad_out, input and rstd");
+  }
+  PARITY_ASSIGN_OR_RETURN(const int64_t k, NormalizedSize(call, *x));
+  const int64_t rows = k > 0 ? x->numel() / k : 0;
+  if (rstd->numel() != rows || (w && w->numel() != k)) {
+    return Unfit("rstd or weight differ in size from the input's rows");
+  }
+  std::array<bool, 2> mask = {true, true};
+  if (const auto it = call.attrs.find("output_mask"); it != call.attrs.end() && !it->is_null()) {
+    if (!it->is_array() || it->size() != 2 || !(*it)[0].is_boolean() || !(*it)[1].is_boolean()) {
+      return Unfit("output_mask is not two booleans");
+    }
+    mask = {(*it)[0].get<bool>(), (*it)[1].get<bool>()};
+  }
+  const auto dims = static_cast<int64_t>(call.attrs.at("normalized_shape").size());
+  Array dx = Array::Filled(x->shape),
+        dw = Array::Filled(std::vector<int64_t>(x->shape.end() - dims, x->shape.end()));
+  for (int64_t r = 0; r < rows; ++r) {
+    const double s = rstd->data[r];
+    double mean_hx = 0.0;
+    for (int64_t j = 0; j < k; ++j) {
+      const double xhat = x->data[r * k + j] * s, gj = g->data[r * k + j];
+      mean_hx += gj * (w ? w->data[j] : 1.0) * xhat;
+      dw.data[j] += gj * xhat;
+    }
+    mean_hx /= static_cast<double>(k);
+    for (int64_t j = 0; j < k; ++j) {
+      const double xhat = x->data[r * k + j] * s;
+      dx.data[r * k + j] = s * (g->data[r * k + j] * (w ? w->data[j] : 1.0) - xhat * mean_hx);
+    }
+  }
+  std::vector<Array> out;
+  if (mask[0]) out.push_back(std::move(dx));
+  if (mask[1] && w != nullptr) out.push_back(std::move(dw));
+  return out;
+}
+
 }  // namespace parity::oracle

@@ -114,7 +114,14 @@ Outputs Foreach(const OpCall& call) {
       one.input_args.emplace_back(as);
     }
     for (const auto& [key, value] : call.attrs.items()) {
-      if (key != "scalar" && key != "scalars") one.attrs[key] = value;
+      if (key == "scalar" || key == "scalars") continue;
+      // A list of scalars under the single op's own name (_foreach_lerp.ScalarList's weight):
+      // one per position.
+      const bool per_position = key == scalar_name && value.is_array();
+      if (per_position && value.size() != selves.size()) {
+        return Unfit(fmt::format("{} differs in number from self", key));
+      }
+      one.attrs[key] = per_position ? value[i] : value;
     }
     if (call.attrs.contains("scalar")) one.attrs[scalar_name] = call.attrs["scalar"];
     if (call.attrs.contains("scalar_nonfinite"))

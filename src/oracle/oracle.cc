@@ -54,6 +54,7 @@ constexpr OpEntry kOps[] = {
     {"_softmax", oracle::Softmax},
     {"_log_softmax", oracle::LogSoftmax},
     {"native_layer_norm", oracle::NativeLayerNorm},
+    {"_fused_rms_norm", oracle::FusedRmsNorm},
     {"native_batch_norm", oracle::NativeBatchNorm},
     {"sigmoid", oracle::Sigmoid},
     {"tanh", oracle::Tanh},
@@ -82,6 +83,15 @@ constexpr OpEntry kOps[] = {
     {"_scaled_dot_product_attention_math", oracle::Attention},
     {"_scaled_dot_product_flash_attention_for_cpu", oracle::Attention},
     {"_scaled_dot_product_flash_attention_for_cpu_backward", oracle::AttentionBackward},
+    // torch 2.x's GPU attention kernels, by their schemas (ops_attention.cc)
+    {"_scaled_dot_product_flash_attention", oracle::Attention},
+    {"_scaled_dot_product_flash_attention_backward", oracle::AttentionBackward},
+    {"_scaled_dot_product_efficient_attention", oracle::Attention},
+    {"_scaled_dot_product_efficient_attention_backward", oracle::AttentionBackward},
+    {"_scaled_dot_product_cudnn_attention", oracle::Attention},
+    {"_scaled_dot_product_cudnn_attention_backward", oracle::AttentionBackward},
+    {"_scaled_dot_product_fused_attention_overrideable", oracle::Attention},
+    {"_scaled_dot_product_fused_attention_overrideable_backward", oracle::AttentionBackward},
     // aten backward
     {"threshold_backward", oracle::ThresholdBackward},
     {"sigmoid_backward", oracle::SigmoidBackward},
@@ -94,6 +104,7 @@ constexpr OpEntry kOps[] = {
     {"mse_loss_backward", oracle::MseLossBackward},
     {"binary_cross_entropy_backward", oracle::BinaryCrossEntropy},
     {"native_layer_norm_backward", oracle::NativeLayerNormBackward},
+    {"_fused_rms_norm_backward", oracle::FusedRmsNormBackward},
     {"native_batch_norm_backward", oracle::NativeBatchNormBackward},
     {"embedding_dense_backward", oracle::EmbeddingDenseBackward},
     {"_embedding_bag_dense_backward", oracle::EmbeddingBagDenseBackward},
@@ -276,11 +287,30 @@ std::vector<std::string_view> ReplayableOps() {
 
 Result<std::vector<Array>> Replay(const OpCall& call) {
   const OpEntry* e = FindOp(call.op);
+  if (e == nullptr && call.op == "compiled_region") {
+    return oracle::Unfit(
+        "a compiled region: its ops are not recorded one by one; parity replay judges it "
+        "against PyTorch's float64 run of its graph (python -m parity_dump.regions DUMP)");
+  }
+  if (e == nullptr && call.op.starts_with("fbgemm::")) {
+    return oracle::Unfit(fmt::format(
+        "compared only: {} is one of fbgemm's kernels (TorchRec's table-batched embeddings, "
+        "their fused optimizers and caches), whose semantics are not documented as a formula "
+        "to replay",
+        call.op));
+  }
   if (e == nullptr) return oracle::Unfit(fmt::format("op '{}' has no float64 replay", call.op));
   if (e->replay == nullptr) {
     return oracle::Unfit("a container module: its inner calls are replayed one by one");
   }
   return e->replay(call);
+}
+
+std::size_t ValueOutputs(const OpCall& call, std::size_t outputs) {
+  const OpEntry* e = FindOp(call.op);
+  return e != nullptr && e->replay == oracle::Attention
+             ? oracle::AttentionValueOutputs(call, outputs)
+             : outputs;
 }
 
 namespace oracle {

@@ -59,6 +59,11 @@ struct OpCall {
 /// crash) when the op has no replay here or its inputs and attrs don't fit it.
 Result<std::vector<Array>> Replay(const OpCall& call);
 
+/// How many of the replay's `outputs` lead that are the op's values: the rest are the
+/// record's own, copied, and not judged (a GPU attention kernel's sequence offsets, RNG state
+/// and debug placeholders). Every output for all other ops.
+std::size_t ValueOutputs(const OpCall& call, std::size_t outputs);
+
 /// Whether `op` has a float64 replay.
 bool Replayable(std::string_view op);
 

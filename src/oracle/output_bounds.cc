@@ -192,11 +192,10 @@ std::optional<std::vector<Array>> ElementScales(const OpCall& call) {
   // Ops whose replay gives their own per-element scales.
   oracle::Outputs (*own)(const OpCall&) = nullptr;
   if (call.op == "_fused_adam_" || call.op == "_fused_adamw_") own = oracle::FusedAdamScales;
-  if (call.op == "_scaled_dot_product_flash_attention_for_cpu") {
-    own = oracle::AttentionForwardScales;
-  }
-  if (call.op == "_scaled_dot_product_flash_attention_for_cpu_backward") {
-    own = oracle::AttentionBackwardScales;
+  // torch 2.x's attention kernels: the CPU flash kernel, the GPU kernels by their schemas.
+  if (oracle::IsAttentionKernel(call.op)) {
+    own = call.op.ends_with("_backward") ? oracle::AttentionBackwardScales
+                                         : oracle::AttentionForwardScales;
   }
   if (own != nullptr) {
     auto s = own(call);

@@ -12,6 +12,7 @@
 #include "compare/scale.h"
 #include "core/text_table.h"
 #include "oracle/kernels.h"
+#include "oracle/regions.h"
 
 namespace parity {
 namespace {
@@ -102,6 +103,28 @@ std::string Reason(const Status& status) {
 
 }  // namespace
 
+void ReplayError::Add(const Array& recorded, const Array& oracle) {
+  for (std::size_t j = 0; j < oracle.data.size() && j < recorded.data.size(); ++j) {
+    const double got = recorded.data[j], want = oracle.data[j];
+    if (std::isfinite(got) && std::isfinite(want)) {
+      const double d = got - want;
+      max_abs = std::max(max_abs, std::fabs(d));
+      sum_sq += d * d;
+      oracle_sq += want * want;
+      ++finite;
+    }
+  }
+}
+
+void ReplayError::Into(OpReplay* r) const {
+  r->max_abs = max_abs;
+  if (finite > 0) {
+    r->rmse = std::sqrt(sum_sq / static_cast<double>(finite));
+    const double rms = std::sqrt(oracle_sq / static_cast<double>(finite));
+    r->rel_rmse = rms > 0 ? r->rmse / rms : (r->rmse > 0 ? INFINITY : 0.0);
+  }
+}
+
 Result<LoadedRecord> LoadRecord(const DumpDir& dump, const DumpRecord& record) {
   const std::string missing = StatsOnly(record);
   if (!missing.empty()) return Status::Invalid("", "not replayable: " + missing);
@@ -138,6 +161,7 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
   r.op = record.op;
   r.pass = record.pass;
   r.time_us = record.time_us;
+  if (record.op == kCompiledRegionOp) return ReplayRegion(dump, record, std::move(r));
   if (const std::string why = NotReplayableReason(record); !why.empty()) {
     r.reason = why;
     return r;
@@ -155,13 +179,13 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
                            loaded.outputs.size());
     return r;
   }
-  double sum_sq = 0.0, oracle_sq = 0.0;
-  int64_t finite = 0;
+  ReplayError error;
   r.within_bound = true;
   const std::optional<RandomCheck> random = CheckRandomOp(call);
   // A random op's mask output is the record's own: comparing it with itself judges nothing.
+  // So are a GPU attention kernel's outputs past its values (its RNG state ...).
   const std::size_t judged_outputs =
-      random ? std::min<std::size_t>(oracle.size(), 1) : oracle.size();
+      random ? std::min<std::size_t>(oracle.size(), 1) : ValueOutputs(call, oracle.size());
   for (std::size_t i = 0; i < judged_outputs; ++i) {
     const Tensor& recorded = loaded.outputs[i];
     const Array& expected = oracle[i];
@@ -170,16 +194,7 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
                              ShapeString(expected.shape), ShapeString(recorded.meta().shape));
       return r;
     }
-    for (std::size_t j = 0; j < expected.data.size(); ++j) {
-      const double got = call.recorded_outputs[i].data[j], want = expected.data[j];
-      if (std::isfinite(got) && std::isfinite(want)) {
-        const double d = got - want;
-        r.max_abs = std::max(r.max_abs, std::fabs(d));
-        sum_sq += d * d;
-        oracle_sq += want * want;
-        ++finite;
-      }
-    }
+    error.Add(call.recorded_outputs[i], expected);
     // Judge against the oracle rounded to the recorded dtype, with `auto`'s tolerance.
     PARITY_ASSIGN_OR_RETURN(Tolerance t,
                             OutputTolerance(record, loaded, i, {&dump.ManifestFor(record)}));
@@ -188,11 +203,7 @@ Result<OpReplay> ReplayRecord(const DumpDir& dump, const DumpRecord& record) {
     if (i == 0) r.tolerance = std::move(j.tolerance);
   }
   r.replayable = true;
-  if (finite > 0) {
-    r.rmse = std::sqrt(sum_sq / static_cast<double>(finite));
-    const double rms = std::sqrt(oracle_sq / static_cast<double>(finite));
-    r.rel_rmse = rms > 0 ? r.rmse / rms : (r.rmse > 0 ? INFINITY : 0.0);
-  }
+  error.Into(&r);
   if (random) {
     // The output given the mask is still judged: beyond it, or a drop rate that is not p, is
     // a finding; else nothing is said of the values.

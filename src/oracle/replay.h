@@ -35,6 +35,17 @@ struct OpReplay {
   std::optional<double> time_us;
 };
 
+/// The differences between recorded outputs and their replays over the finite pairs, summed
+/// output by output into OpReplay's max_abs, rmse and rel_rmse.
+struct ReplayError {
+  double max_abs = 0.0, sum_sq = 0.0, oracle_sq = 0.0;
+  int64_t finite = 0;
+
+  void Add(const Array& recorded, const Array& oracle);
+  /// Sets r's max_abs, rmse and rel_rmse (rmse over the oracle's rms).
+  void Into(OpReplay* r) const;
+};
+
 /// One recorded output against its float64 replay.
 struct OutputJudgement {
   Tolerance tolerance;  ///< with its final atol

@@ -59,7 +59,11 @@ LISTED_OPS = frozenset({
     # what the model zoo's steps emit under torch 2.x (issue 46): RMSNorm, rotary embeddings,
     # the optimizers' arithmetic, attention masks, and torch 2.x's attention kernels
     "sin", "cos", "rsqrt", "pow", "lerp", "addcmul", "addcdiv", "where", "eq", "ne", "ge",
-    "all", "any", "_safe_softmax", "_scaled_dot_product_flash_attention_for_cpu"})
+    "all", "any", "_safe_softmax", "_scaled_dot_product_flash_attention_for_cpu",
+    # the foreach ops torch.optim's AdamW, Adam and SGD call (foreach=True, their default on
+    # GPUs): the _foreach_* OpInfos of foreach_*_op_db
+    "_foreach_add", "_foreach_sub", "_foreach_mul", "_foreach_div", "_foreach_lerp",
+    "_foreach_addcmul", "_foreach_addcdiv", "_foreach_sqrt", "_foreach_neg"})
 # In-place ops that overwrite `self` without computing from it: never a listed in-place form.
 FILLS = frozenset({"bernoulli_", "uniform_", "normal_", "random_", "fill_", "zero_",
                    "exponential_", "geometric_", "log_normal_", "cauchy_"})
@@ -121,6 +125,17 @@ EXPECTED = collections.OrderedDict([
     ("all", ["all"]),
     ("any", ["any"]),
     ("nn.functional.rms_norm", ["rsqrt"]),
+    # the optimizers' foreach ops (their OpInfos are in foreach_*_op_db); in place as the
+    # optimizers call them, and out of place
+    ("_foreach_add", ["_foreach_add", "_foreach_add_"]),
+    ("_foreach_sub", ["_foreach_sub"]),
+    ("_foreach_mul", ["_foreach_mul", "_foreach_mul_"]),
+    ("_foreach_div", ["_foreach_div", "_foreach_div_"]),
+    ("_foreach_lerp", ["_foreach_lerp", "_foreach_lerp_"]),
+    ("_foreach_addcmul", ["_foreach_addcmul", "_foreach_addcmul_"]),
+    ("_foreach_addcdiv", ["_foreach_addcdiv", "_foreach_addcdiv_"]),
+    ("_foreach_sqrt", ["_foreach_sqrt"]),
+    ("_foreach_neg", ["_foreach_neg"]),
 ])
 # Tried in place of a missing name: torch 1.13 has only the private form (its aten op,
 # _scaled_dot_product_attention_forward, is not listed: an "other op").
@@ -291,10 +306,49 @@ def load_op_db():
     print("opinfo_replay: torch %s, %s" % (torch.__version__,
                                           install_expecttest_stub(torch.__version__)))
     try:
-        from torch.testing._internal.common_methods_invocations import op_db
+        from torch.testing._internal import common_methods_invocations as methods
     except Exception as e:  # noqa: BLE001 - any import failure breaks the harness
         raise HarnessError("can't import torch's OpInfo database: %r" % (e,))
-    return op_db
+    # The _foreach_* OpInfos live in databases of their own (foreach_binary_op_db ...).
+    foreach = []
+    for name in sorted(dir(methods)):
+        if name.startswith("foreach_") and name.endswith("_op_db"):
+            for op in getattr(methods, name):
+                op.parity_foreach_kind = name[len("foreach_"):-len("_op_db")]
+                foreach.append(op)
+    return list(methods.op_db) + foreach
+
+
+class _Sample:
+    def __init__(self, input, args=(), kwargs=None):
+        self.input, self.args, self.kwargs = input, args, kwargs or {}
+
+
+def _foreach_113_samples(op, torch):
+    """torch 1.13's foreach OpInfos give bare tensor lists (sample_inputs(device, dtype, N)),
+    the arguments left to its test_foreach.py: built here as that test calls the ops, with
+    lists of 1, 3 and 20 tensors. Unary: the list; binary: another list, a scalar, a list of
+    scalars; pointwise (addcmul, addcdiv): two lists, with and without a value."""
+    kind = op.parity_foreach_kind
+    for n in (1, 3, 20):
+        def tensors():
+            return op.sample_inputs_func(op, "cpu", torch.float32, n)
+        if kind == "unary":
+            yield _Sample(tensors())
+        elif kind == "binary":
+            yield _Sample(tensors(), (tensors(),))
+            yield _Sample(tensors(), (0.75,))
+            yield _Sample(tensors(), ([0.5 + i for i in range(n)],))
+        elif kind == "pointwise":
+            yield _Sample(tensors(), (tensors(), tensors()))
+            yield _Sample(tensors(), (tensors(), tensors()), {"value": 0.25})
+
+
+def sample_inputs(op, torch):
+    """op's float32 CPU samples (no gradients)."""
+    if getattr(op, "parity_foreach_kind", None) and torch.__version__.startswith("1."):
+        return _foreach_113_samples(op, torch)
+    return op.sample_inputs("cpu", torch.float32, requires_grad=False)
 
 
 def select_entries(op_db, names, torch):
@@ -343,7 +397,7 @@ def capture_entry(op, out_dir, max_samples, inplace, torch, parity_dump):
     capture raises where the same call without it does not."""
     torch.manual_seed(0)
     with parity_dump.paused():
-        total = sum(1 for _ in op.sample_inputs("cpu", torch.float32, requires_grad=False))
+        total = sum(1 for _ in sample_inputs(op, torch))
     keep = set(_spread(total, max_samples))
     info = {"opinfo": op.name, "variant": op.variant_test_name, "available": total,
             "samples": len(keep), "inplace_runs": 0, "inplace_refused": 0,
@@ -369,7 +423,7 @@ def capture_entry(op, out_dir, max_samples, inplace, torch, parity_dump):
 
     torch.manual_seed(0)
     with parity_dump.paused():
-        samples = iter(op.sample_inputs("cpu", torch.float32, requires_grad=False))
+        samples = iter(sample_inputs(op, torch))
     with parity_dump.capture(None, out_dir, backward=False) as cap:
         for index in range(total):
             with parity_dump.paused():

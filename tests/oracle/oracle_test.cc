@@ -148,6 +148,59 @@ TEST(Oracle, RecordsThatDoNotFitAreNotReplayableNeverCrashes) {
   }
 }
 
+// torch 2.x's GPU kernels (attention, RMSNorm), in records built from the math formula under
+// their schemas (gen_oracle.py's gpu_kernel_cases): one element of each value output off by a
+// bfloat16-sized error (2^-8) is beyond its bound; the outputs that are not values (RNG state,
+// placeholders) are copied and not judged.
+TEST(Oracle, GpuKernelsCatchAPlantedError) {
+  const DumpDir dump = OpenDump("f32_dir");
+  int kernels = 0;
+  for (const DumpRecord& record : dump.records()) {
+    const bool attention = record.op.starts_with("_scaled_dot_product_");
+    if (!(attention || record.op.starts_with("_fused_rms_norm")) ||
+        record.op.find("_for_cpu") != std::string::npos) {
+      continue;
+    }
+    SCOPED_TRACE(record.name);
+    ++kernels;
+    auto loaded = LoadRecord(dump, record);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    auto oracle = Replay(loaded->call);
+    ASSERT_TRUE(oracle.ok()) << oracle.status().message();
+    ASSERT_EQ(oracle->size(), loaded->outputs.size());
+    const std::size_t values = ValueOutputs(loaded->call, oracle->size());
+    EXPECT_EQ(values, !attention || record.op.ends_with("_backward") ? oracle->size() : 2u);
+    for (std::size_t i = 0; i < values; ++i) {
+      Array wrong = loaded->call.recorded_outputs[i];
+      auto at = std::find_if(wrong.data.begin(), wrong.data.end(),
+                             [](double v) { return std::isfinite(v) && std::fabs(v) > 0.1; });
+      if (at == wrong.data.end()) continue;  // empty: no logsumexp asked for
+      *at *= 1.0 + 0x1p-8;
+      auto tolerance = OutputTolerance(record, *loaded, i, {});
+      ASSERT_TRUE(tolerance.ok()) << tolerance.status().message();
+      auto judged = JudgeOutput(FromArray(wrong, DType::kFloat32, "planted"), (*oracle)[i],
+                                std::move(*tolerance));
+      ASSERT_TRUE(judged.ok()) << judged.status().message();
+      EXPECT_FALSE(judged->within) << "output " << i;
+      ASSERT_FALSE(judged->metrics.worst.empty());
+      EXPECT_EQ(judged->metrics.worst[0].index, at - wrong.data.begin()) << "output " << i;
+    }
+  }
+  EXPECT_EQ(kernels, 7 + 4);
+}
+
+TEST(Oracle, FbgemmKernelsAreComparedOnlySayingWhy) {
+  OpCall call;
+  call.op = "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function";
+  call.inputs = {Array{{2}, {1, 2}}};
+  auto y = Replay(call);
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.status().message().find("compared only: fbgemm::split_embedding"),
+            std::string::npos)
+      << y.status().message();
+  EXPECT_FALSE(Replayable(call.op));
+}
+
 TEST(Oracle, LinearIsItsDefinition) {
   // x·Wᵀ on a hand-computed case (WrongFloatsAreCaughtAtTheirIndex, in bounds_test.cc, plants
   // a wrong float and finds it at its index).
