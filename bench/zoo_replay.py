@@ -23,7 +23,6 @@ import tempfile
 
 import torch
 
-import parity_dump
 import parity_workloads
 
 DEFAULT = ("hf-llama", "hf-bert", "timm-vit", "timm-resnet", "torchrec-dlrm", "minilm")
@@ -31,13 +30,7 @@ RANDOM = {"bernoulli_", "bernoulli", "uniform_", "normal_", "randperm"}
 
 
 def capture(name, size, out):
-    w = parity_workloads.get(name, size=size, seed=0)
-    torch.manual_seed(7)
-    batch = list(w.batches(1))[0]
-    opt = w.make_optimizer()
-    with parity_dump.capture(w.model, out, optimizer=opt, mode="tensors") as cap:
-        w.train_step(w.model, batch, opt)
-        cap.step()
+    parity_workloads.get(name, size=size, seed=0).captured_step(out, mode="tensors")
 
 
 def replay(parity, dump):

@@ -49,6 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   for (const auto& [name, values] : space->env) {
     const parity::env::Setting* s = knowledge->Find(name);
     if (s == nullptr || !s->real()) Fail("a variable the knowledge base refuses accepted");
+    if (s->values.empty() && s->pattern.empty()) Fail("a variable whose values can't be checked");
     for (const auto& v : values) {
       if (v && !s->Valid(*v)) Fail("an invalid value accepted");
     }

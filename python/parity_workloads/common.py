@@ -93,18 +93,38 @@ class Workload:
         from .data import make_loader
         return make_loader(self._make_batch, n, self.seed if seed is None else seed, settings)
 
-    def make_optimizer(self, lr=None, foreach=None):
+    def make_optimizer(self, lr=None, implementation=None):
         """The workload's optimizer (`optimizer`: Adam unless it names another) over the
-        model's parameters at `lr` (default: the workload's). foreach=None: the workload's
-        own implementation choice (torch's default unless it sets foreach or fused);
-        True/False: torch's foreach or single-tensor implementation instead (a fused setting
-        is dropped). Build it after moving the model: fused optimizers hold device state."""
+        model's parameters at `lr` (default: the workload's). implementation=None: the
+        workload's own choice (torch's default unless it sets foreach or fused); "foreach",
+        "fused" or "for-loop" picks torch's implementation by name instead (fused: the
+        optimizer's fused kernel, where torch has one for it and the device). Build it after
+        moving the model: fused optimizers hold device state."""
         name, kwargs = self.optimizer
         kwargs = dict(kwargs, lr=self.lr if lr is None else lr)
-        if foreach is not None:
+        if implementation is not None:
+            if implementation not in ("foreach", "fused", "for-loop"):
+                raise ValueError("implementation must be foreach, fused or for-loop, not %r"
+                                 % (implementation,))
             kwargs.pop("fused", None)
-            kwargs["foreach"] = foreach
+            kwargs.pop("foreach", None)
+            if implementation == "fused":
+                kwargs["fused"] = True
+            else:
+                kwargs["foreach"] = implementation == "foreach"
         return getattr(torch.optim, name)(self.model.parameters(), **kwargs)
+
+    def captured_step(self, out, seed=7, **capture_kwargs):
+        """One training step captured by parity_dump into `out`: the first batch, the global
+        generator seeded with `seed`, the workload's optimizer; `capture_kwargs` go to
+        parity_dump.capture (mode="tensors" ...)."""
+        import parity_dump  # beside this package; only this method needs it
+        torch.manual_seed(seed)
+        batch = list(self.batches(1))[0]
+        opt = self.make_optimizer()
+        with parity_dump.capture(self.model, out, optimizer=opt, **capture_kwargs) as cap:
+            self.train_step(self.model, batch, opt)
+            cap.step()
 
     def forward(self, model, inputs):
         """The model's output for `inputs` (a batch's inputs tuple): the workload's forward

@@ -4,13 +4,18 @@
     python3 -m parity_workloads.harness --workload transformer [--size small] [--steps 20]
         [--warmup 3] [--device cpu] [--batch-size N] [--num-workers N] [--pin-memory]
         [--prefetch-factor N] [--persistent-workers] [--threads N] [--channels-last]
-        [--amp none|bf16|fp16] [--seed S] [--json PATH|-]
+        [--amp none|bf16|fp16] [--compile off|inductor|max-autotune-no-cudagraphs]
+        [--optimizer default|foreach|fused|for-loop] [--seed S] [--json PATH|-]
 
 --workload is a reference workload's name (recsys, transformer, cnn), a model-library
 workload's (hf-llama, hf-bert, timm-vit, timm-resnet, torchrec-dlrm, minilm: the torch 2.x
 environment's Python) or MODULE:FUNCTION, a user's function returning a
 parity_workloads.Workload (see Workload). The optimizer is the workload's own
-(Workload.make_optimizer: Adam for the reference workloads). Each step is timed from
+(Workload.make_optimizer: Adam for the reference workloads), in its own implementation or,
+with --optimizer, torch's foreach, fused or single-tensor (for-loop) one. --compile runs the
+model through torch.compile (torch 2.x): "inductor" in its default mode,
+"max-autotune-no-cudagraphs" in that mode; compilation happens in the warm-up steps, which
+are left out of the timing (give enough of them). Each step is timed from
 asking the DataLoader for the batch to the end of the optimizer step with the device
 synchronised; the warm-up steps run first and are left out of every figure but the losses.
 The report (format "parity-model-run", version 1) holds samples/s (and tokens/s where the
@@ -40,6 +45,8 @@ from .common import MissingLibraryError, Workload
 
 FORMAT, VERSION = "parity-model-run", 1
 AMP = ("none", "bf16", "fp16")
+COMPILE = ("off", "inductor", "max-autotune-no-cudagraphs")
+OPTIMIZER = ("default", "foreach", "fused", "for-loop")
 
 
 class WorkloadError(Exception):
@@ -128,7 +135,7 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
     (workload.make_optimizer(), at workload.lr) and returns the report (see the module
     docstring). `settings`: num_workers, pin_memory, prefetch_factor, persistent_workers (the
     DataLoader's), threads (torch's intra-op threads), channels_last, amp ("none", "bf16",
-    "fp16"). `clock` (default time.perf_counter) is read three times a step: before asking
+    "fp16"), compile (COMPILE), optimizer (OPTIMIZER: the implementation). `clock` (default time.perf_counter) is read three times a step: before asking
     for the batch, once it came, and after the synchronised optimizer step."""
     settings = dict(settings or {})
     clock = clock or time.perf_counter
@@ -139,6 +146,17 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         raise WorkloadError("amp must be one of %s, not %r" % (", ".join(AMP), amp))
     threads = settings.pop("threads", None)
     channels_last = bool(settings.pop("channels_last", False))
+    compile_mode = settings.pop("compile", "off") or "off"
+    if compile_mode not in COMPILE:
+        raise WorkloadError("compile must be one of %s, not %r" % (", ".join(COMPILE),
+                                                                   compile_mode))
+    if compile_mode != "off" and not hasattr(torch, "compile"):
+        raise WorkloadError("compile %s needs torch.compile (torch 2.x; this is torch %s)"
+                            % (compile_mode, torch.__version__))
+    implementation = settings.pop("optimizer", "default") or "default"
+    if implementation not in OPTIMIZER:
+        raise WorkloadError("optimizer must be one of %s, not %r" % (", ".join(OPTIMIZER),
+                                                                     implementation))
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise WorkloadError("device %s: this torch sees no CUDA or ROCm device" % device)
@@ -159,7 +177,19 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
     model = workload.model.to(dev)
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
-    opt = workload.make_optimizer()  # after the move: a fused optimizer's state is on `dev`
+    # after the move: a fused optimizer's state is on `dev`
+    try:
+        opt = workload.make_optimizer(implementation=None if implementation == "default"
+                                      else implementation)
+    except (RuntimeError, ValueError, TypeError) as e:
+        if implementation == "default":
+            raise
+        raise WorkloadError("optimizer %s can't apply to %s here: %s" % (
+            implementation, workload.optimizer[0], str(e).split("\n", 1)[0])) from None
+    step_model = model
+    if compile_mode != "off":
+        step_model = torch.compile(model, mode=None if compile_mode == "inductor"
+                                   else compile_mode)
     scaler = None
     if amp == "fp16":
         # torch.amp.GradScaler(device) from torch 2.3; torch.cuda.amp's is deprecated there.
@@ -193,11 +223,11 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         target = target.to(dev, non_blocking=True)
         opt.zero_grad(set_to_none=True)
         if amp_dtype is None:
-            out = workload.forward(model, inputs)
+            out = workload.forward(step_model, inputs)
             loss = workload.loss_fn(out, target)
         else:
             with torch.autocast(dev.type, dtype=amp_dtype):
-                out = workload.forward(model, inputs)
+                out = workload.forward(step_model, inputs)
                 loss = workload.loss_fn(out, target)
         if scaler is not None:
             scaler.scale(loss).backward()
@@ -229,6 +259,7 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         "torch": torch.__version__, "seed": seed, "batch_size": workload.batch_size,
         "steps": steps, "warmup": warmup,
         "settings": dict(loader_settings, amp=amp, channels_last=channels_last,
+                         compile=compile_mode, optimizer=implementation,
                          **({} if threads is None else {"threads": int(threads)})),
         "torch_threads": torch.get_num_threads(),
         "samples_per_s": workload.batch_size * steps / timed if timed > 0 else None,
@@ -267,10 +298,13 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--channels-last", action="store_true")
     ap.add_argument("--amp", default="none", choices=AMP)
+    ap.add_argument("--compile", default="off", choices=COMPILE)
+    ap.add_argument("--optimizer", default="default", choices=OPTIMIZER)
     ap.add_argument("--json", default="-", help="where the report goes (default -: stdout)")
     ap.add_argument("--progress", action="store_true", help="a line per step on stderr")
     args = ap.parse_args(argv)
-    settings = {"amp": args.amp, "channels_last": args.channels_last}
+    settings = {"amp": args.amp, "channels_last": args.channels_last,
+                "compile": args.compile, "optimizer": args.optimizer}
     for key in ("num_workers", "prefetch_factor", "threads"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)

@@ -84,6 +84,16 @@ int RunTune(int argc, char** argv) {
   app->add_option("--timeout", timeout, "seconds one trial may take (default: no limit)")
       ->check(CLI::PositiveNumber)
       ->option_text("S");
+  app->add_option("--confirm", options.confirm,
+                  "pairs of re-runs of the default and the best, interleaved, after the search; "
+                  "their steps join the final rung's in the speed-up (default 2; 0: none)")
+      ->check(CLI::Range(0, 100))
+      ->option_text("N");
+  app->add_option("--journal", options.journal,
+                  "keep finished trials in FILE as they end; a run started again with the same "
+                  "FILE (same workload, space and options; the budget may differ) takes them "
+                  "from it instead of running them again")
+      ->option_text("FILE");
   app->add_option("--vars", vars_path,
                   "write the best configuration as a plan's vars: map (YAML) to FILE")
       ->option_text("FILE");

@@ -17,7 +17,11 @@
 namespace parity::workload {
 namespace {
 
-constexpr std::array<Knob, 8> kKnobs = {{
+constexpr std::string_view kAmp[] = {"none", "bf16", "fp16"};
+constexpr std::string_view kCompile[] = {"off", "inductor", "max-autotune-no-cudagraphs"};
+constexpr std::string_view kOptimizer[] = {"default", "foreach", "fused", "for-loop"};
+
+constexpr std::array<Knob, 10> kKnobs = {{
     {"batch_size", Knob::Type::kInt, "--batch-size", "samples per batch (the workload's own)"},
     {"num_workers", Knob::Type::kInt, "--num-workers", "DataLoader worker processes (0)"},
     {"pin_memory", Knob::Type::kBool, "--pin-memory", "DataLoader pinned memory (false)"},
@@ -28,7 +32,14 @@ constexpr std::array<Knob, 8> kKnobs = {{
     {"threads", Knob::Type::kInt, "--threads", "torch's intra-op threads"},
     {"channels_last", Knob::Type::kBool, "--channels-last",
      "the model and 4-d inputs in channels-last memory format"},
-    {"amp", Knob::Type::kString, "--amp", "autocast: none, bf16 or fp16 (fp16: GPU, GradScaler)"},
+    {"amp", Knob::Type::kString, "--amp", "autocast: none, bf16 or fp16 (fp16: GPU, GradScaler)",
+     kAmp},
+    {"compile", Knob::Type::kString, "--compile",
+     "torch.compile (torch 2.x): off, inductor (its default mode) or max-autotune-no-cudagraphs",
+     kCompile},
+    {"optimizer", Knob::Type::kString, "--optimizer",
+     "the optimizer's implementation: default (the workload's), foreach, fused or for-loop",
+     kOptimizer},
 }};
 
 constexpr std::array<std::string_view, 3> kReference = {"recsys", "transformer", "cnn"};
@@ -75,10 +86,18 @@ std::string CheckKnobValue(const Knob& knob, const Json& value) {
       }
       return "";
     }
-    case Knob::Type::kString:
-      if (value.is_string() && (value == "none" || value == "bf16" || value == "fp16")) return "";
-      return fmt::format("{} is {}, not none, bf16 or fp16", knob.name,
-                         value.dump(-1, ' ', false, Json::error_handler_t::replace));
+    case Knob::Type::kString: {
+      if (value.is_string() && std::find(knob.values.begin(), knob.values.end(),
+                                         value.get<std::string>()) != knob.values.end()) {
+        return "";
+      }
+      std::string allowed;
+      for (std::string_view v : knob.values) {
+        allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", v);
+      }
+      return fmt::format("{} is {}, not one of {}", knob.name,
+                         value.dump(-1, ' ', false, Json::error_handler_t::replace), allowed);
+    }
   }
   return "";
 }

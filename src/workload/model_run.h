@@ -28,13 +28,14 @@ struct Knob {
   Type type;
   std::string_view flag;  ///< the harness's option: "--batch-size"
   std::string_view help;
+  std::span<const std::string_view> values = {};  ///< a kString knob's allowed values
 };
 
 /// Every knob, in the order the documentation lists them.
 std::span<const Knob> Knobs();
 const Knob* FindKnob(std::string_view name);
 /// Checks `value` against the knob's type and range (ints >= 1, num_workers and
-/// prefetch_factor >= 0; amp one of none, bf16, fp16): "" when fine, else the problem.
+/// prefetch_factor >= 0; a string one of the knob's values): "" when fine, else the problem.
 std::string CheckKnobValue(const Knob& knob, const Json& value);
 
 /// The value of knob `key` written as text ("128", "true", "bf16"), checked; kInvalidInput

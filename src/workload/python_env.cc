@@ -76,12 +76,12 @@ std::string ParityPythonDirectory() {
 }
 
 std::map<std::string, std::string> WorkloadEnvironment() {
-  std::string path;
+  // parity's own directory first: a stray parity_workloads or parity_dump on the user's path
+  // must not stand in for the harness.
+  std::string path = ParityPythonDirectory();
   if (const char* current = std::getenv("PYTHONPATH"); current != nullptr && *current != '\0') {
-    path = current;
-  }
-  if (const std::string dir = ParityPythonDirectory(); !dir.empty()) {
-    path += (path.empty() ? "" : ":") + dir;
+    if (!path.empty()) path += ':';
+    path.append(current);
   }
   std::map<std::string, std::string> env;
   if (!path.empty()) env["PYTHONPATH"] = path;

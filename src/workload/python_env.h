@@ -18,9 +18,10 @@ Result<std::string> FindPython(const std::string& explicit_python);
 
 /// The environment a workload process gets on top of this one: PYTHONPATH with the packages
 /// installed beside this binary (../lib/python3/dist-packages, cmake/install.cmake), else the
-/// checkout's python/ directory this binary was built from, after any PYTHONPATH already set,
-/// so that `parity_workloads` imports wherever parity runs from: an installed or unpacked
-/// package uses its own copy, a build tree its checkout's.
+/// checkout's python/ directory this binary was built from, before any PYTHONPATH already set,
+/// so that `parity_workloads` imports wherever parity runs from and no stray copy on the
+/// user's path stands in for it: an installed or unpacked package uses its own copy, a build
+/// tree its checkout's; the user's own modules (MODULE:FUNCTION workloads) still import.
 std::map<std::string, std::string> WorkloadEnvironment();
 
 /// The directory holding parity's Python packages (parity_dump, parity_workloads) as

@@ -15,6 +15,7 @@
 #include "core/file_util.h"
 #include "core/text_table.h"
 #include "quality/curve.h"
+#include "workload/tune_journal.h"
 
 namespace parity::workload {
 namespace {
@@ -33,10 +34,39 @@ std::vector<int> Rungs(int min_steps, int max_steps, int eta) {
   return out;
 }
 
+// What decides a search (the journal's run): the workload and its settings, the configurations
+// in the space, the rungs, seeds and sampling; not the budget.
+Json RunKey(const TuneOptions& o, const TuneReport& r) {
+  Json configs = Json::array();
+  for (const TuneConfig& c : r.configs) configs.push_back(c.ToJson());
+  Json env = Json::object();
+  for (const auto& [k, v] : o.run.env) env[k] = v;
+  return {{"workload", o.run.workload},
+          {"size", o.run.size},
+          {"device", o.run.device},
+          {"warmup", o.run.warmup},
+          {"seed", o.run.seed},
+          {"settings", o.run.settings},
+          {"env", env},
+          {"space", configs},
+          {"rung_steps", r.rung_steps},
+          {"seeds", o.seeds},
+          {"eta", o.eta},
+          {"max_configs", o.max_configs},
+          {"sample_seed", o.sample_seed}};
+}
+
+Json JournalEntry(const TuneConfig& c, const TuneTrial& t) {
+  return {{"config", c.ToJson()}, {"rung", t.rung},         {"steps", t.steps},
+          {"seed", t.seed},       {"envelope", t.envelope}, {"status", t.status},
+          {"error", t.error},     {"seconds", t.seconds},   {"samples", t.samples},
+          {"losses", t.losses}};
+}
+
 class Search {
  public:
-  Search(const TuneOptions& options, TuneReport* report)
-      : options_(options), report_(report), start_(Now()) {}
+  Search(const TuneOptions& options, TuneReport* report, TuneJournal* journal)
+      : options_(options), report_(report), journal_(journal), start_(Now()) {}
 
   double Elapsed() const { return Now() - start_; }
 
@@ -76,8 +106,23 @@ class Search {
     t.steps = steps;
     t.seed = seed;
     t.envelope = envelope;
-    ModelRunOptions o = options_.run;
     const TuneConfig& c = report_->configs[config];
+    if (const Json* done = journal_ != nullptr
+                               ? journal_->Find(c.ToJson(), rung, steps, seed, envelope)
+                               : nullptr) {
+      t.resumed = true;
+      t.status = done->value("status", "failed");
+      t.error = done->value("error", "");
+      t.seconds = done->value("seconds", 0.0);
+      for (const Json& x : done->value("samples", Json::array())) {
+        if (x.is_number()) t.samples.push_back(x.get<double>());
+      }
+      t.losses = done->value("losses", Json());
+      if (t.status == "ok" && !t.samples.empty()) t.rate = bench::Median(t.samples);
+      ++report_->resumed_trials;
+      return Record(std::move(t), rung, steps, seed, envelope, c);
+    }
+    ModelRunOptions o = options_.run;
     o.steps = steps;
     o.seed = seed;
     o.settings = c.knobs;
@@ -108,15 +153,24 @@ class Search {
         t.rate = bench::Median(t.samples);
       }
     }
+    if (journal_ != nullptr) PARITY_RETURN_IF_ERROR(journal_->Append(JournalEntry(c, t)));
+    return Record(std::move(t), rung, steps, seed, envelope, c);
+  }
+
+  TuneTrial* Record(TuneTrial t, int rung, int steps, uint64_t seed, bool envelope,
+                    const TuneConfig& c) {
     report_->trials.push_back(std::move(t));
     TuneTrial* trial = &report_->trials.back();
     if (options_.progress) {
       options_.progress(
-          fmt::format("[{}] rung {}/{} ({} steps{}) {}: {} ({:.1f} s; {:.0f} of {:.0f} s)",
-                      trial->id + 1, rung + 1, report_->rung_steps.size(), steps,
-                      envelope ? fmt::format(", seed {}", seed) : "", c.Label(),
+          fmt::format("[{}] {} ({} steps{}) {}: {} ({:.1f} s{}; {:.0f} of {:.0f} s)", trial->id + 1,
+                      static_cast<std::size_t>(rung) < report_->rung_steps.size()
+                          ? fmt::format("rung {}/{}", rung + 1, report_->rung_steps.size())
+                          : std::string("confirming"),
+                      steps, envelope ? fmt::format(", seed {}", seed) : "", c.Label(),
                       trial->rate ? fmt::format("{:.4g} samples/s", *trial->rate) : trial->error,
-                      trial->seconds, Elapsed(), options_.budget_s));
+                      trial->seconds, trial->resumed ? ", from the journal" : "", Elapsed(),
+                      options_.budget_s));
     }
     return trial;
   }
@@ -135,6 +189,7 @@ class Search {
  private:
   const TuneOptions& options_;
   TuneReport* report_;
+  TuneJournal* journal_;
   double start_;
 };
 
@@ -181,7 +236,16 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   report.rung_steps = Rungs(options.min_steps, options.max_steps, options.eta);
   report.inside.assign(report.configs.size(), std::nullopt);
   report.departure.assign(report.configs.size(), std::nullopt);
-  Search search(options, &report);
+  std::optional<TuneJournal> journal;
+  if (!options.journal.empty()) {
+    PARITY_ASSIGN_OR_RETURN(journal, TuneJournal::Open(options.journal, RunKey(options, report)));
+    if (options.progress && (journal->loaded() > 0 || journal->dropped())) {
+      options.progress(fmt::format("{}: {} finished trials to take up{}", options.journal,
+                                   journal->loaded(),
+                                   journal->dropped() ? " (a last, partial line cut off)" : ""));
+    }
+  }
+  Search search(options, &report, journal ? &*journal : nullptr);
 
   // The default's first trial tells what a trial costs here; the space is sampled down to
   // what the budget holds: n configurations cost about n * t0 * the rungs' step ratios over
@@ -340,11 +404,32 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
     if (!report.best) {
       report.note = "every configuration's losses leave the default's seed envelope";
     } else {
-      const TuneTrial& def = trial(0);
-      const TuneTrial& best = trial(*report.best);
-      report.speedup = *best.rate / *def.rate;
+      // The best and the default again, interleaved (default, best, default, best ...), so
+      // that a drift of the machine's speed falls on both; their steps join the final rung's.
+      const int steps = report.rung_steps[static_cast<std::size_t>(report.final_rung)];
+      const int confirm_rung = static_cast<int>(report.rung_steps.size());
+      std::vector<double> def_samples = trial(0).samples;
+      std::vector<double> best_samples = trial(*report.best).samples;
+      for (int pair = 0; *report.best != 0 && pair < options.confirm; ++pair) {
+        if (!search.Fits(0, steps) || !search.Fits(*report.best, steps)) {
+          report.stopped_by_budget = true;
+          break;
+        }
+        const uint64_t seed = options.run.seed + 1000 + static_cast<uint64_t>(pair);
+        PARITY_ASSIGN_OR_RETURN(TuneTrial * d, search.Run(0, confirm_rung, steps, seed, false));
+        d->confirmation = true;
+        const std::vector<double> d_samples = d->samples;
+        PARITY_ASSIGN_OR_RETURN(TuneTrial * b,
+                                search.Run(*report.best, confirm_rung, steps, seed, false));
+        b->confirmation = true;
+        if (d_samples.empty() || b->samples.empty()) break;  // a re-run failed: none counted
+        def_samples.insert(def_samples.end(), d_samples.begin(), d_samples.end());
+        best_samples.insert(best_samples.end(), b->samples.begin(), b->samples.end());
+        ++report.confirmed_pairs;
+      }
+      report.speedup = bench::Median(best_samples) / bench::Median(def_samples);
       const bench::Interval ci =
-          bench::BootstrapMedianRatio(def.samples, best.samples, kConfidence, kResamples, 7);
+          bench::BootstrapMedianRatio(def_samples, best_samples, kConfidence, kResamples, 7);
       report.low = ci.low;
       report.high = ci.high;
     }
@@ -363,6 +448,7 @@ Json TuneJson(const TuneReport& r) {
   doc["budget_s"] = r.budget_s;
   doc["elapsed_s"] = r.elapsed_s;
   doc["stopped_by_budget"] = r.stopped_by_budget;
+  doc["resumed_trials"] = r.resumed_trials;
   auto final_rate = [&](std::size_t config) -> Json {
     for (const TuneTrial& t : r.trials) {
       if (t.config == config && t.rung == r.final_rung && !t.envelope && t.rate) return *t.rate;
@@ -384,7 +470,9 @@ Json TuneJson(const TuneReport& r) {
                       {"low", *r.low},
                       {"high", *r.high},
                       {"confidence", kConfidence},
-                      {"method", "percentile bootstrap of the median step's samples/s ratio"}};
+                      {"method", "percentile bootstrap of the median step's samples/s ratio"},
+                      {"interleaved_pairs", r.confirmed_pairs},
+                      {"runs_each", 1 + r.confirmed_pairs}};
   } else {
     doc["speedup"] = nullptr;
   }
@@ -399,7 +487,9 @@ Json TuneJson(const TuneReport& r) {
               {"seed", t.seed},
               {"status", t.status},
               {"seconds", t.seconds},
-              {"envelope", t.envelope}};
+              {"envelope", t.envelope},
+              {"confirmation", t.confirmation},
+              {"resumed", t.resumed}};
     j["samples_per_s"] = t.rate ? Json(*t.rate) : Json(nullptr);
     if (!t.error.empty()) j["error"] = t.error;
     if (t.inside) {
@@ -449,8 +539,10 @@ std::string TuneText(const TuneReport& r) {
     text += table.Render() + "\n";
   }
   if (r.best && r.speedup) {
-    text += fmt::format("best: {} at {:.3f}x the default [{:.3f}, {:.3f}] (95% bootstrap)\n",
-                        r.configs[*r.best].Label(), *r.speedup, *r.low, *r.high);
+    text += fmt::format(
+        "best: {} at {:.3f}x the default [{:.3f}, {:.3f}] (95% bootstrap over {} run{} each{})\n",
+        r.configs[*r.best].Label(), *r.speedup, *r.low, *r.high, 1 + r.confirmed_pairs,
+        r.confirmed_pairs > 0 ? "s" : "", r.confirmed_pairs > 0 ? ", interleaved" : "");
   } else {
     text += fmt::format("no recommendation: {}\n", r.note);
   }

@@ -30,6 +30,12 @@ struct TuneOptions {
   int max_configs = 81;     ///< a larger space is sampled (the default always in)
   uint64_t sample_seed = 1;
   int64_t patience = 3;  ///< steps outside the envelope in a row that flag a configuration
+  /// Pairs of re-runs of the default and the best, interleaved, after the search: their
+  /// steps join the final rung's in the speed-up and its interval (0: none).
+  int confirm = 2;
+  /// The journal file (tune_journal.h): finished trials written there as they end, and taken
+  /// from it instead of run again by a run started later with the same file; "" for none.
+  std::string journal;
   std::function<void(std::string_view)> progress;
 };
 
@@ -47,6 +53,9 @@ struct TuneTrial {
   Json losses;
   double seconds = 0.0;
   bool envelope = false;  ///< a run of the default with another seed, for the envelope only
+  bool resumed = false;   ///< taken from the journal, finished by an earlier run
+  /// A re-run of the default or the best after the search (rung: one past the last).
+  bool confirmation = false;
   /// Whether its losses stay inside the default's seed envelope at its rung (absent: not
   /// checked), and the first step from which they leave it.
   std::optional<bool> inside;
@@ -66,7 +75,9 @@ struct TuneReport {
   std::vector<std::optional<double>> departure;
   std::optional<std::size_t> best;           ///< the recommended configuration
   std::optional<double> speedup, low, high;  ///< best / default, 95% bootstrap interval
+  int confirmed_pairs = 0;  ///< interleaved re-run pairs whose steps are in the speed-up
   bool stopped_by_budget = false;
+  int resumed_trials = 0;  ///< trials taken from the journal
   double budget_s = 0.0, elapsed_s = 0.0;
   std::string note;  ///< why there is no recommendation, when there is none
 };

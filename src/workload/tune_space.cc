@@ -111,6 +111,12 @@ Status ReadEnv(const YAML::Node& node, const env::Knowledge& knowledge, TuneSpac
                                            "base marks it {}: {}{}",
                                            name, s->status, s->claim, SourceText(*s)));
     }
+    if (s->values.empty() && s->pattern.empty()) {
+      return YamlAt(it->first, fmt::format("environment variable '{}' is refused: the knowledge "
+                                           "base gives it no allowed values or pattern, so no "
+                                           "value of it can be checked",
+                                           name));
+    }
     if (std::any_of(space->env.begin(), space->env.end(),
                     [&](const auto& e) { return e.first == name; })) {
       return YamlAt(it->first, fmt::format("environment variable '{}' is given twice", name));

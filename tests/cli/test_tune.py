@@ -38,6 +38,11 @@ class Slow(torch.nn.Module):
         return self.fc(x)
 
 def make(size="tiny", seed=0, batch_size=None):
+    if os.environ.get("TUNE_RUNS"):  # one line per harness process: its arguments
+        import json, sys
+        with open(os.environ["TUNE_RUNS"], "a") as f:
+            f.write(json.dumps({"argv": sys.argv[1:],
+                                "omp": os.environ.get("OMP_NUM_THREADS")}) + "\\n")
     torch.manual_seed(seed)
     model = Slow()
     batch = batch_size or 8
@@ -78,13 +83,15 @@ class Tune(unittest.TestCase):
         cls.env = dict(os.environ, PYTHONPATH=cls.tmp.name)
         cls.json = os.path.join(cls.tmp.name, "tune.json")
         cls.vars = os.path.join(cls.tmp.name, "vars.yaml")
+        cls.journal = os.path.join(cls.tmp.name, "journal.jsonl")
         # The budget is far above what the run takes (about 90 s): the tuner samples the space
         # down to what the budget holds at the default's first trial's speed, and on a loaded
         # machine (CI's sanitizer build beside it) a 5 minute budget kept only some of the nine.
-        cls.ran = parity("tune", "fake_speed:make", "--space", cls.space, "--budget", "60m",
-                         "--warmup", "1", "--min-steps", "3", "--max-steps", "9",
-                         "--json", cls.json, "--vars", cls.vars, "--python", sys.executable,
-                         env=cls.env)
+        cls.args = ["tune", "fake_speed:make", "--space", cls.space, "--budget", "60m",
+                    "--warmup", "1", "--min-steps", "3", "--max-steps", "9",
+                    "--python", sys.executable]
+        cls.ran = parity(*cls.args, "--json", cls.json, "--vars", cls.vars,
+                         "--journal", cls.journal, env=cls.env)
 
     @classmethod
     def tearDownClass(cls):
@@ -103,9 +110,14 @@ class Tune(unittest.TestCase):
         self.assertEqual((best["knobs"], best["env"]),
                          ({"batch_size": 32}, {"OMP_NUM_THREADS": "2"}), doc)
         # The best's speed over the default's, both measured in this run (3 ms against 1 ms a
-        # sample, planted; by how much it shows depends on the machine's load).
-        self.assertEqual(doc["speedup"]["ratio"],
-                         doc["best"]["samples_per_s"] / doc["default"]["samples_per_s"])
+        # sample, planted; by how much it shows depends on the machine's load): the final
+        # rung's steps and two interleaved re-runs of each.
+        self.assertEqual((doc["speedup"]["interleaved_pairs"], doc["speedup"]["runs_each"]),
+                         (2, 3))
+        confirming = [t for t in doc["trials"] if t["confirmation"]]
+        self.assertEqual([t["label"] for t in confirming],
+                         ["default", best["label"], "default", best["label"]])
+        self.assertTrue(all(t["rung"] == 2 and t["steps"] == 9 for t in confirming))
         self.assertGreater(doc["speedup"]["ratio"], 1.0)
         self.assertLessEqual(doc["speedup"]["low"], doc["speedup"]["ratio"])
         self.assertGreaterEqual(doc["speedup"]["high"], doc["speedup"]["ratio"])
@@ -138,6 +150,91 @@ class Tune(unittest.TestCase):
         self.assertIn('  env_OMP_NUM_THREADS: "2"\n', text)
 
 
+    def journal_trials(self, path):
+        with open(path) as f:
+            lines = f.read().splitlines()
+        header = json.loads(lines[0])
+        self.assertEqual((header["format"], header["version"]), ("parity-tune-journal", 1))
+        return lines[0], [json.loads(line) for line in lines[1:]]
+
+    @staticmethod
+    def trial_key(batch_size, omp, steps, seed):
+        return (str(batch_size) if batch_size is not None else "default", omp or "default",
+                int(steps), int(seed))
+
+    def runs(self, counter):
+        """The (batch_size, OMP_NUM_THREADS, steps, seed) of each harness process started."""
+        if not os.path.exists(counter):
+            return []
+        out = []
+        with open(counter) as f:
+            for line in f:
+                r = json.loads(line)
+                argv = r["argv"]
+                value = lambda flag, default=None: (argv[argv.index(flag) + 1]
+                                                    if flag in argv else default)
+                out.append(self.trial_key(value("--batch-size"), r["omp"], value("--steps"),
+                                          value("--seed", "0")))
+        return out
+
+    def resume(self, journal, tag):
+        counter = os.path.join(self.tmp.name, tag + ".runs")
+        out = os.path.join(self.tmp.name, tag + ".json")
+        r = parity(*self.args, "--json", out, "--journal", journal,
+                   env=dict(self.env, TUNE_RUNS=counter))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return json.load(f), self.runs(counter), r
+
+    def test_a_finished_run_started_again_runs_nothing(self):
+        self.assertEqual(self.ran.returncode, 0, self.ran.stderr)
+        _, trials = self.journal_trials(self.journal)
+        copy = os.path.join(self.tmp.name, "finished.jsonl")
+        with open(self.journal) as f, open(copy, "w") as g:
+            g.write(f.read())
+        doc, runs, _ = self.resume(copy, "finished")
+        self.assertEqual(runs, [])
+        self.assertEqual(doc["resumed_trials"], len(trials))
+        self.assertEqual(doc["best"]["label"], "batch_size=32 OMP_NUM_THREADS=2")
+
+    def test_a_killed_run_resumes_without_running_a_finished_trial_again(self):
+        self.assertEqual(self.ran.returncode, 0, self.ran.stderr)
+        header, trials = self.journal_trials(self.journal)
+        kept = len(trials) // 2
+        # As a kill leaves it: the first half of the trials, then one cut off mid-line.
+        killed = os.path.join(self.tmp.name, "killed.jsonl")
+        with open(self.journal) as f:
+            lines = f.read().splitlines()
+        with open(killed, "w") as f:
+            f.write("\n".join(lines[:1 + kept]) + "\n" + lines[1 + kept][:40])
+        doc, runs, r = self.resume(killed, "killed")
+        self.assertIn("a last, partial line cut off", r.stderr)
+        self.assertEqual(doc["resumed_trials"], kept)
+        done = {self.trial_key(t["config"]["knobs"].get("batch_size"),
+                               t["config"]["env"].get("OMP_NUM_THREADS"), t["steps"], t["seed"])
+                for t in trials[:kept]}
+        self.assertTrue(runs, "the rest was run")
+        self.assertFalse(set(runs) & done, "a finished trial ran again")
+        self.assertEqual(len(runs), len(set(runs)), "a trial ran twice")
+        self.assertEqual(doc["best"]["label"], "batch_size=32 OMP_NUM_THREADS=2")
+        # The journal reads back whole: the cut line gone, the new trials after the kept ones.
+        _, after = self.journal_trials(killed)
+        self.assertEqual(len(after), kept + len(runs))
+
+    def test_the_journal_of_another_run_is_refused(self):
+        other = os.path.join(self.tmp.name, "other.yaml")
+        with open(other, "w") as f:
+            f.write(SPACE.replace("16, 32", "16, 64"))
+        copy = os.path.join(self.tmp.name, "other.jsonl")
+        with open(self.journal) as f, open(copy, "w") as g:
+            g.write(f.read())
+        r = parity(*[other if a == self.space else a for a in self.args], "--journal", copy,
+                   env=self.env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("parity: error:", r.stderr)
+        self.assertIn("line 1: the journal of another tune run: its 'space' differs", r.stderr)
+
+
 class BadSpaces(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -162,6 +259,9 @@ class BadSpaces(unittest.TestCase):
         self.refused("knobs:\n  batch_size: [8, large]\n", "line 2", "batch_size",
                      "not a whole number")
         self.refused("knobs:\n  amp: [bf16, fp8]\n", "line 2", "amp is \"fp8\"")
+        self.refused("knobs:\n  compile: [default, turbo]\n", "line 2",
+                     "compile is \"turbo\", not one of off, inductor, max-autotune-no-cudagraphs")
+        self.refused("knobs:\n  optimizer: [fused, lamb]\n", "line 2", "optimizer is \"lamb\"")
         self.refused("knobs:\n  pin_memory: [true, maybe]\n", "line 2", "pin_memory")
         self.refused("knobs:\n  batch_size: [8, 8]\n", "line 2", "lists 8 twice")
         self.refused("knob:\n  batch_size: [8]\n", "line 1", "knob")
@@ -179,6 +279,9 @@ class BadSpaces(unittest.TestCase):
         # Not in the knowledge base at all.
         self.refused('env:\n  ROCM_TURBO_MODE: ["1"]\n', "line 2",
                      "not in parity's knowledge base")
+        # A value outside the entry's pattern (OMP_NUM_THREADS takes counts).
+        self.refused('env:\n  OMP_NUM_THREADS: [default, "2",\n    "lots"]\n', "line 3",
+                     "OMP_NUM_THREADS=lots is refused", "invalid value")
 
     def test_bad_budget(self):
         path = os.path.join(self.tmp.name, "ok.yaml")

@@ -55,13 +55,7 @@ MUST_REPLAY = {
 
 
 def capture(name, out):
-    w = parity_workloads.get(name, size="tiny", seed=0)
-    torch.manual_seed(7)
-    batch = list(w.batches(1))[0]
-    opt = w.make_optimizer()
-    with parity_dump.capture(w.model, out, optimizer=opt, mode="tensors") as cap:
-        w.train_step(w.model, batch, opt)
-        cap.step()
+    parity_workloads.get(name, size="tiny", seed=0).captured_step(out, mode="tensors")
 
 
 def replay(dump, *args):

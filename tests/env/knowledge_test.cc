@@ -106,6 +106,29 @@ TEST(BuiltinKnowledge, EveryEntryIsSourcedAndEveryStatusUsed) {
   EXPECT_EQ(statuses.size(), std::size(kStatuses));
 }
 
+// parity tune sets only values it can check: every environment variable it may name (neither
+// does-not-exist nor other-vendor) lists its allowed values or gives a pattern, and a value the
+// entry's summary rules out fails it.
+TEST(BuiltinKnowledge, EveryUsableEnvironmentVariableCanCheckItsValues) {
+  int checked = 0;
+  for (const Setting& s : Builtin().settings) {
+    if (s.kind != "env" || s.status == "does-not-exist" || s.status == "other-vendor") continue;
+    EXPECT_TRUE(!s.values.empty() || !s.pattern.empty()) << s.name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 30);
+  const Setting* omp = Builtin().Find("OMP_NUM_THREADS");
+  ASSERT_NE(omp, nullptr);
+  EXPECT_TRUE(omp->Valid("4"));
+  EXPECT_TRUE(omp->Valid("4,2"));  // a nested region's count after the outer one's
+  EXPECT_FALSE(omp->Valid("lots"));
+  EXPECT_FALSE(omp->Valid("0"));
+  const Setting* gdr = Builtin().Find("NCCL_NET_GDR_LEVEL");
+  ASSERT_NE(gdr, nullptr);
+  EXPECT_TRUE(gdr->Valid("PHB"));
+  EXPECT_FALSE(gdr->Valid("near"));
+}
+
 TEST(BuiltinKnowledge, SymptomsRunCommandsThatExist) {
   std::set<std::string_view> commands;
   for (const cli::Command& c : cli::Commands()) commands.insert(c.name);

@@ -75,7 +75,8 @@ def train(name, steps=2, autocast=False, out=None, seed=7, foreach=None, size="t
     losses, outputs (the model's output of each step), params (the parameters after each
     step), model, optimizer."""
     w = parity_workloads.get(name, size=size)
-    opt = w.make_optimizer(foreach=foreach)
+    opt = w.make_optimizer(implementation=None if foreach is None
+                           else "foreach" if foreach else "for-loop")
     torch.manual_seed(seed)
     batches = list(w.batches(steps))
     losses, outputs, params = [], [], []

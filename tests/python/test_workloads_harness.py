@@ -95,11 +95,40 @@ class ReferenceWorkloads(unittest.TestCase):
         for settings, words in (({"amp": "fp8"}, "amp must be"),
                                 ({"amp": "fp16"}, "CUDA"),
                                 ({"num_workers": 0, "prefetch_factor": 2}, "num_workers > 0"),
+                                ({"compile": "turbo"}, "compile must be one of"),
+                                ({"optimizer": "lamb"}, "optimizer must be one of"),
                                 ({"colour": 1}, "unknown setting")):
             with self.subTest(settings=settings):
                 with self.assertRaises(harness.WorkloadError) as cm:
                     harness.run(w, steps=1, warmup=0, settings=settings)
                 self.assertIn(words, str(cm.exception))
+
+
+    def test_optimizer_implementations_and_compile(self):
+        """--optimizer picks torch's implementation by name, as the report says; foreach and
+        the single-tensor loop compute the same first step. --compile runs the model through
+        torch.compile under torch 2.x, the same losses to float32 rounding; under 1.13 it is
+        refused naming the torch."""
+        reports = {}
+        for impl in ("for-loop", "foreach"):
+            w = parity_workloads.get("recsys")
+            reports[impl] = harness.run(w, steps=2, warmup=0, settings={"optimizer": impl})
+            self.assertEqual(reports[impl]["settings"]["optimizer"], impl)
+            self.assertEqual(reports[impl]["optimizer"]["foreach"], impl == "foreach")
+        # The second step's loss is after one update by each implementation.
+        self.assertTrue(math.isclose(reports["for-loop"]["losses"][1],
+                                     reports["foreach"]["losses"][1], rel_tol=1e-5))
+        w = parity_workloads.get("recsys")
+        if not hasattr(harness.torch, "compile"):
+            with self.assertRaises(harness.WorkloadError) as cm:
+                harness.run(w, steps=1, warmup=0, settings={"compile": "inductor"})
+            self.assertIn("needs torch.compile", str(cm.exception))
+            return
+        compiled = harness.run(w, steps=2, warmup=1, settings={"compile": "inductor"})
+        self.assertEqual(compiled["settings"]["compile"], "inductor")
+        eager = harness.run(parity_workloads.get("recsys"), steps=2, warmup=1)
+        for a, b in zip(compiled["losses"], eager["losses"]):
+            self.assertTrue(math.isclose(a, b, rel_tol=1e-4), (a, b))
 
 
 USER_MODULE = '''
