@@ -82,14 +82,22 @@ def conv2d_direct(x, w, b):
 
 
 def conv2d_im2col(x, w, b):
-    """The same convolution as one float32 GEMM over im2col columns (another algorithm)."""
+    """The same convolution as a float32 GEMM over im2col columns, its sum over (c, i, j) taken
+    in the reverse order: another algorithm, by its accumulation order alone. The GEMM is
+    written out rather than left to the BLAS: OpenBLAS picks its kernel by the CPU, and on one
+    it does not recognise (a VM's generic Xeon) its Prescott kernel sums in conv2d_direct's
+    order, bit for bit the same."""
     n, c, h, wd = x.shape
     o = w.shape[0]
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     cols = np.stack([xp[:, ci, i:i + h, j:j + wd] for ci in range(c) for i in range(3)
                      for j in range(3)], axis=1)  # n, c*9, h, w
     cols = cols.transpose(0, 2, 3, 1).reshape(-1, c * 9)
-    y = (cols @ w.reshape(o, -1).T).astype(F32) + b
+    wm = w.reshape(o, -1)
+    y = np.zeros((cols.shape[0], o), dtype=F32)
+    for k in reversed(range(c * 9)):
+        y += (cols[:, k, None] * wm[None, :, k]).astype(F32)
+    y = (y + b).astype(F32)
     return y.reshape(n, h, wd, o).transpose(0, 3, 1, 2).astype(F32).copy()
 
 
