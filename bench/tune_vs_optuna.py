@@ -40,7 +40,8 @@ knobs:
 """
 FLAGS = {"batch_size": "--batch-size", "num_workers": "--num-workers",
          "prefetch_factor": "--prefetch-factor", "threads": "--threads", "amp": "--amp",
-         "compile": "--compile", "optimizer": "--optimizer"}
+         "compile": "--compile", "optimizer": "--optimizer", "sdpa_backend": "--sdpa-backend",
+         "lr_rule": "--lr-rule"}
 SWITCHES = {"pin_memory": "--pin-memory", "persistent_workers": "--persistent-workers",
             "channels_last": "--channels-last"}
 
@@ -114,11 +115,15 @@ def optuna_search(args, space, budget, default_rate):
 def tune_search(args, space_path, budget, tmp):
     out = os.path.join(tmp, "tune.json")
     start = time.perf_counter()
-    subprocess.run([args.parity, "tune", args.workload, "--space", space_path, "--size",
-                    args.size, "--budget", str(int(budget)), "--min-steps", str(args.min_steps),
-                    "--max-steps", str(args.max_steps), "--warmup", str(args.warmup),
-                    "--json", out, "--quiet", "--python", sys.executable], check=False)
+    r = subprocess.run([args.parity, "tune", args.workload, "--space", space_path, "--size",
+                        args.size, "--budget", str(int(budget)), "--min-steps",
+                        str(args.min_steps), "--max-steps", str(args.max_steps), "--warmup",
+                        str(args.warmup), "--json", out, "--quiet", "--python", sys.executable],
+                       capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
+    if not os.path.exists(out):  # refused (a budget below one trial of each, say)
+        sys.exit("parity tune wrote no report (exit %d): %s" % (r.returncode,
+                                                                 r.stderr.strip()[-500:]))
     with open(out) as f:
         doc = json.load(f)
     flagged = {t["label"] for t in doc["trials"]

@@ -5,7 +5,9 @@
         [--warmup 3] [--device cpu] [--batch-size N] [--num-workers N] [--pin-memory]
         [--prefetch-factor N] [--persistent-workers] [--threads N] [--channels-last]
         [--amp none|bf16|fp16] [--compile off|inductor|max-autotune-no-cudagraphs]
-        [--optimizer default|foreach|fused|for-loop] [--seed S] [--json PATH|-]
+        [--optimizer default|foreach|fused|for-loop] [--sdpa-backend math|flash|efficient|cudnn]
+        [--lr-rule held|linear|sqrt] [--seed S] [--json PATH|-]
+    python3 -m parity_workloads.harness --workload NAME --knobs [--json PATH|-]
 
 --workload is a reference workload's name (recsys, transformer, cnn), a model-library
 workload's (hf-llama, hf-bert, timm-vit, timm-resnet, torchrec-dlrm, minilm: the torch 2.x
@@ -15,7 +17,12 @@ parity_workloads.Workload (see Workload). The optimizer is the workload's own
 with --optimizer, torch's foreach, fused or single-tensor (for-loop) one. --compile runs the
 model through torch.compile (torch 2.x): "inductor" in its default mode,
 "max-autotune-no-cudagraphs" in that mode; compilation happens in the warm-up steps, which
-are left out of the timing (give enough of them). Each step is timed from
+are left out of the timing (give enough of them). --sdpa-backend limits
+scaled_dot_product_attention to one backend (torch.nn.attention.sdpa_kernel, torch >= 2.3).
+--lr-rule says how the learning rate follows a --batch-size other than the workload's own:
+held, linear or sqrt in the batch size's ratio (knobs.py: the rules' sources). --knobs
+writes the settings the workload has ("parity-workload-knobs": knobs, and lacks: the
+settings it lacks, each with why) instead of training. Each step is timed from
 asking the DataLoader for the batch to the end of the optimizer step with the device
 synchronised; the warm-up steps run first and are left out of every figure but the losses.
 The report (format "parity-model-run", version 1) holds samples/s (and tokens/s where the
@@ -28,6 +35,7 @@ that is missing or raises on import, settings that can't apply) print "parity: e
 and exit 2; a step that raises exits 1 with the error.
 """
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -40,6 +48,7 @@ import traceback
 
 import torch
 
+from . import knobs as knob_rules
 from . import registry
 from .common import MissingLibraryError, Workload
 
@@ -130,13 +139,16 @@ def optimizer_description(opt):
 
 
 def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock=None,
-        progress=None):
+        progress=None, default_batch_size=None):
     """Trains `workload` (a Workload) for warmup + steps steps with its optimizer
     (workload.make_optimizer(), at workload.lr) and returns the report (see the module
     docstring). `settings`: num_workers, pin_memory, prefetch_factor, persistent_workers (the
     DataLoader's), threads (torch's intra-op threads), channels_last, amp ("none", "bf16",
-    "fp16"), compile (COMPILE), optimizer (OPTIMIZER: the implementation). `clock` (default time.perf_counter) is read three times a step: before asking
-    for the batch, once it came, and after the synchronised optimizer step."""
+    "fp16"), compile (COMPILE), optimizer (OPTIMIZER: the implementation), sdpa_backend
+    (knobs.SDPA_BACKENDS), lr_rule (knobs.LR_RULES: the learning rate at workload.batch_size
+    from the workload's own at `default_batch_size`; held when that is None). `clock`
+    (default time.perf_counter) is read three times a step: before asking for the batch,
+    once it came, and after the synchronised optimizer step."""
     settings = dict(settings or {})
     clock = clock or time.perf_counter
     if steps < 1 or warmup < 0:
@@ -157,6 +169,14 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
     if implementation not in OPTIMIZER:
         raise WorkloadError("optimizer must be one of %s, not %r" % (", ".join(OPTIMIZER),
                                                                      implementation))
+    sdpa_backend = settings.pop("sdpa_backend", None)
+    lr_rule = settings.pop("lr_rule", "held") or "held"
+    try:
+        lr = knob_rules.lr_for(lr_rule, workload.lr, workload.batch_size,
+                               default_batch_size or workload.batch_size)
+        sdpa_limit = None if sdpa_backend is None else knob_rules.sdpa_kernel(sdpa_backend)
+    except ValueError as e:
+        raise WorkloadError(str(e)) from None
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise WorkloadError("device %s: this torch sees no CUDA or ROCm device" % device)
@@ -179,7 +199,7 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         model = model.to(memory_format=torch.channels_last)
     # after the move: a fused optimizer's state is on `dev`
     try:
-        opt = workload.make_optimizer(implementation=None if implementation == "default"
+        opt = workload.make_optimizer(lr=lr, implementation=None if implementation == "default"
                                       else implementation)
     except (RuntimeError, ValueError, TypeError) as e:
         if implementation == "default":
@@ -214,40 +234,41 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         return t
 
     losses, step_s, wait_s = [], [], []
-    it = iter(loader)
-    for i in range(total):
-        t0 = clock()
-        inputs, target = next(it)
-        t1 = clock()
-        inputs = tuple(move(t) for t in inputs)
-        target = target.to(dev, non_blocking=True)
-        opt.zero_grad(set_to_none=True)
-        if amp_dtype is None:
-            out = workload.forward(step_model, inputs)
-            loss = workload.loss_fn(out, target)
-        else:
-            with torch.autocast(dev.type, dtype=amp_dtype):
+    with sdpa_limit or contextlib.nullcontext():
+        it = iter(loader)
+        for i in range(total):
+            t0 = clock()
+            inputs, target = next(it)
+            t1 = clock()
+            inputs = tuple(move(t) for t in inputs)
+            target = target.to(dev, non_blocking=True)
+            opt.zero_grad(set_to_none=True)
+            if amp_dtype is None:
                 out = workload.forward(step_model, inputs)
                 loss = workload.loss_fn(out, target)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
-        _synchronize(dev)
-        t2 = clock()
-        value = float(loss.detach())
-        losses.append(value if math.isfinite(value) else None)  # None: not finite
-        # Nothing of this step outlives it (a plain loop keeps no reference either): the next
-        # step's allocations find its memory free.
-        del inputs, target, out, loss
-        if i >= warmup:
-            step_s.append(t2 - t0)
-            wait_s.append(t1 - t0)
-        if progress is not None:
-            progress(i + 1, total)
+            else:
+                with torch.autocast(dev.type, dtype=amp_dtype):
+                    out = workload.forward(step_model, inputs)
+                    loss = workload.loss_fn(out, target)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            _synchronize(dev)
+            t2 = clock()
+            value = float(loss.detach())
+            losses.append(value if math.isfinite(value) else None)  # None: not finite
+            # Nothing of this step outlives it (a plain loop keeps no reference either): the next
+            # step's allocations find its memory free.
+            del inputs, target, out, loss
+            if i >= warmup:
+                step_s.append(t2 - t0)
+                wait_s.append(t1 - t0)
+            if progress is not None:
+                progress(i + 1, total)
     del it
 
     timed = sum(step_s)
@@ -259,8 +280,9 @@ def run(workload, steps=20, warmup=3, device="cpu", settings=None, seed=0, clock
         "torch": torch.__version__, "seed": seed, "batch_size": workload.batch_size,
         "steps": steps, "warmup": warmup,
         "settings": dict(loader_settings, amp=amp, channels_last=channels_last,
-                         compile=compile_mode, optimizer=implementation,
-                         **({} if threads is None else {"threads": int(threads)})),
+                         compile=compile_mode, optimizer=implementation, lr_rule=lr_rule,
+                         **({} if threads is None else {"threads": int(threads)}),
+                         **({} if sdpa_backend is None else {"sdpa_backend": sdpa_backend})),
         "torch_threads": torch.get_num_threads(),
         "samples_per_s": workload.batch_size * steps / timed if timed > 0 else None,
         "step_s": step_s,
@@ -300,11 +322,17 @@ def main(argv=None):
     ap.add_argument("--amp", default="none", choices=AMP)
     ap.add_argument("--compile", default="off", choices=COMPILE)
     ap.add_argument("--optimizer", default="default", choices=OPTIMIZER)
+    ap.add_argument("--sdpa-backend", default=None, choices=tuple(knob_rules.SDPA_BACKENDS))
+    ap.add_argument("--lr-rule", default="held", choices=knob_rules.LR_RULES)
+    ap.add_argument("--knobs", action="store_true",
+                    help="write the settings the workload has instead of training")
     ap.add_argument("--json", default="-", help="where the report goes (default -: stdout)")
     ap.add_argument("--progress", action="store_true", help="a line per step on stderr")
     args = ap.parse_args(argv)
     settings = {"amp": args.amp, "channels_last": args.channels_last,
-                "compile": args.compile, "optimizer": args.optimizer}
+                "compile": args.compile, "optimizer": args.optimizer, "lr_rule": args.lr_rule}
+    if args.sdpa_backend is not None:
+        settings["sdpa_backend"] = args.sdpa_backend
     for key in ("num_workers", "prefetch_factor", "threads"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
@@ -321,8 +349,17 @@ def main(argv=None):
             print("step %d/%d" % (done, total), file=sys.stderr, flush=True)
     try:
         w = load(args.workload, args.size, args.seed, args.batch_size)
-        report = run(w, args.steps, args.warmup, args.device, settings, args.seed,
-                     progress=progress)
+        if args.knobs:
+            has, lacks = knob_rules.probe(w)
+            report = {"format": "parity-workload-knobs", "version": 1, "workload": w.name,
+                      "torch": torch.__version__, "knobs": has, "lacks": lacks}
+        else:
+            default_batch_size = None
+            if args.lr_rule != "held" and args.batch_size is not None:
+                # the workload's own batch size: what its learning rate was chosen for
+                default_batch_size = load(args.workload, args.size, args.seed).batch_size
+            report = run(w, args.steps, args.warmup, args.device, settings, args.seed,
+                         progress=progress, default_batch_size=default_batch_size)
     except WorkloadError as e:
         print("parity: error: %s" % e, file=sys.stderr)
         return 2

@@ -20,12 +20,14 @@ int RunTune(int argc, char** argv) {
   CommonOptions common;
   workload::TuneOptions options;
   std::string workload_name, space_path, budget = "10m", python, backend = "cpu", vars_path;
+  std::string lr_rule = "held";
   int device = 0;
   double timeout = 0.0;
   auto app = MakeApp(
       "tune",
       "Search a space of training settings (batch size, DataLoader workers, pinned memory, "
-      "prefetching, threads, channels-last, AMP, environment variables) for the fastest "
+      "prefetching, threads, channels-last, AMP, torch.compile, the optimizer's implementation, "
+      "the SDPA backend, environment variables) for the fastest "
       "configuration of a workload by successive halving under a time budget: every "
       "configuration trained by the model suite's harness in a fresh process, the fastest "
       "third kept at each rung of more steps. A configuration whose loss curve leaves the "
@@ -77,10 +79,17 @@ int RunTune(int argc, char** argv) {
       ->check(CLI::Range(2, 100))
       ->option_text("N");
   app->add_option("--max-configs", options.max_configs,
-                  "configurations tried at most; a larger space, or one the budget cannot hold, is "
-                  "sampled, the default always in (default 81)")
+                  "configurations tried at most; a larger space, or one whose halving the budget "
+                  "cannot hold, is sampled, the default always in; a budget below one trial of "
+                  "each is refused (default 81)")
       ->check(CLI::Range(2, 10000))
       ->option_text("N");
+  app->add_option("--lr-rule", lr_rule,
+                  "the learning rate at a batch_size other than the workload's: held, linear "
+                  "(Goyal et al. 2017) or sqrt (Krizhevsky 2014) in the batch sizes' ratio "
+                  "(default held)")
+      ->check(CLI::IsMember({"held", "linear", "sqrt"}))
+      ->option_text("RULE");
   app->add_option("--timeout", timeout, "seconds one trial may take (default: no limit)")
       ->check(CLI::PositiveNumber)
       ->option_text("S");
@@ -117,6 +126,7 @@ int RunTune(int argc, char** argv) {
   options.run.device = backend == "cpu" ? "cpu" : fmt::format("cuda:{}", device);
   if (timeout > 0) options.run.timeout = timeout;
   if (common.threads > 0) options.run.settings["threads"] = common.threads;
+  if (lr_rule != "held") options.run.settings["lr_rule"] = lr_rule;
   if (!common.quiet) {
     options.progress = [](std::string_view line) {
       std::fprintf(stderr, "parity tune: %.*s\n", static_cast<int>(line.size()), line.data());

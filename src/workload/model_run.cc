@@ -21,7 +21,10 @@ constexpr std::string_view kAmp[] = {"none", "bf16", "fp16"};
 constexpr std::string_view kCompile[] = {"off", "inductor", "max-autotune-no-cudagraphs"};
 constexpr std::string_view kOptimizer[] = {"default", "foreach", "fused", "for-loop"};
 
-constexpr std::array<Knob, 10> kKnobs = {{
+constexpr std::string_view kSdpaBackend[] = {"math", "flash", "efficient", "cudnn"};
+constexpr std::string_view kLrRule[] = {"held", "linear", "sqrt"};
+
+constexpr std::array<Knob, 12> kKnobs = {{
     {"batch_size", Knob::Type::kInt, "--batch-size", "samples per batch (the workload's own)"},
     {"num_workers", Knob::Type::kInt, "--num-workers", "DataLoader worker processes (0)"},
     {"pin_memory", Knob::Type::kBool, "--pin-memory", "DataLoader pinned memory (false)"},
@@ -40,6 +43,13 @@ constexpr std::array<Knob, 10> kKnobs = {{
     {"optimizer", Knob::Type::kString, "--optimizer",
      "the optimizer's implementation: default (the workload's), foreach, fused or for-loop",
      kOptimizer},
+    {"sdpa_backend", Knob::Type::kString, "--sdpa-backend",
+     "scaled_dot_product_attention limited to one backend (torch >= 2.3): math, flash, "
+     "efficient or cudnn",
+     kSdpaBackend},
+    {"lr_rule", Knob::Type::kString, "--lr-rule",
+     "the learning rate at another batch_size: held, linear or sqrt in the batch sizes' ratio",
+     kLrRule},
 }};
 
 constexpr std::array<std::string_view, 3> kReference = {"recsys", "transformer", "cnn"};
@@ -246,7 +256,9 @@ Result<ModelRunOutcome> RunModel(const ModelRunOptions& o) {
                std::to_string(o.seed),
                "--json",
                json_path};
+  if (o.knobs_only) spec.argv.emplace_back("--knobs");
   for (const auto& [key, value] : o.settings.items()) {
+    if (o.knobs_only) break;
     const Knob* knob = FindKnob(key);
     if (knob == nullptr) {
       std::filesystem::remove_all(dir);
@@ -305,12 +317,42 @@ Result<ModelRunOutcome> RunModel(const ModelRunOptions& o) {
     out.failure = fmt::format("workload '{}': the harness's report is not JSON", o.workload);
     return out;
   }
+  if (o.knobs_only) {
+    if (!report.is_object() || report.value("format", "") != "parity-workload-knobs") {
+      out.failure = fmt::format("workload '{}': the harness's report is not its knobs", o.workload);
+    } else {
+      out.report = std::move(report);
+    }
+    return out;
+  }
   if (Status s = CheckModelReport(report, "harness report"); !s.ok()) {
     out.failure = s.message();
     return out;
   }
   out.report = std::move(report);
   return out;
+}
+
+Result<WorkloadKnobs> ProbeKnobs(const ModelRunOptions& options) {
+  ModelRunOptions o = options;
+  o.knobs_only = true;
+  PARITY_ASSIGN_OR_RETURN(ModelRunOutcome outcome, RunModel(o));
+  if (!outcome.failure.empty()) return Status::Invalid("", outcome.failure);
+  WorkloadKnobs knobs;
+  const Json& has = outcome.report["knobs"];
+  const Json& lacks = outcome.report["lacks"];
+  if (!has.is_array() || !lacks.is_object()) {
+    return Status::Invalid("", fmt::format("workload '{}': the harness's knobs report lacks "
+                                           "'knobs' or 'lacks'",
+                                           o.workload));
+  }
+  for (const Json& k : has) {
+    if (k.is_string()) knobs.has.push_back(k.get<std::string>());
+  }
+  for (const auto& [k, why] : lacks.items()) {
+    knobs.lacks[k] = why.is_string() ? why.get<std::string>() : "";
+  }
+  return knobs;
 }
 
 Result<bench::BenchRun> RunModelSuite(const ModelSuiteOptions& options) {

@@ -55,6 +55,9 @@ struct ModelRunOptions {
   std::optional<double> timeout;           ///< seconds
   std::string log_path;  ///< the harness's stderr goes here ("" = a temporary file, removed)
   const std::atomic<bool>* stop = nullptr;
+  /// The harness's --knobs: the report is the settings the workload has ("parity-workload-
+  /// knobs"), not a training run's.
+  bool knobs_only = false;
 };
 
 /// How a run ended: its report, or why it failed (the workload raised, timed out, was
@@ -70,6 +73,18 @@ struct ModelRunOutcome {
 /// with its message); kUnavailable when the interpreter can't be started. A run that starts
 /// but fails is an outcome with `failure` set.
 Result<ModelRunOutcome> RunModel(const ModelRunOptions& options);
+
+/// The knobs a workload has, found by the harness watching one forward pass (channels_last
+/// needs a 2-d convolution, sdpa_backend scaled_dot_product_attention), and why it lacks the
+/// others.
+struct WorkloadKnobs {
+  std::vector<std::string> has;
+  std::map<std::string, std::string> lacks;  ///< knob -> why the workload lacks it
+};
+
+/// Runs the harness's --knobs for `options`' workload (settings, steps ignored). Errors as
+/// RunModel's; a probe that fails is kInvalidInput with its failure.
+Result<WorkloadKnobs> ProbeKnobs(const ModelRunOptions& options);
 
 /// Per-step losses (a report's "losses", null for a loss that was not finite) as the CSV
 /// `parity quality curve` reads: "step,value" and one row per step from 0.

@@ -231,11 +231,16 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   TuneReport report;
   report.workload = options.run.workload;
   report.budget_s = options.budget_s;
+  report.lr_rule = options.run.settings.value("lr_rule", "held");
   report.configs = Configurations(options.space);
   report.space_size = report.configs.size();
   report.rung_steps = Rungs(options.min_steps, options.max_steps, options.eta);
   report.inside.assign(report.configs.size(), std::nullopt);
   report.departure.assign(report.configs.size(), std::nullopt);
+  if (!options.space.knobs.empty()) {  // a knob the workload lacks: refused before any trial
+    PARITY_ASSIGN_OR_RETURN(const WorkloadKnobs has, ProbeKnobs(options.run));
+    PARITY_RETURN_IF_ERROR(CheckSpaceKnobs(options.space, has, options.run.workload));
+  }
   std::optional<TuneJournal> journal;
   if (!options.journal.empty()) {
     PARITY_ASSIGN_OR_RETURN(journal, TuneJournal::Open(options.journal, RunKey(options, report)));
@@ -275,6 +280,15 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   };
   std::size_t n = std::min<std::size_t>(report.configs.size(),
                                         static_cast<std::size_t>(std::max(1, options.max_configs)));
+  // One trial of each configuration at the first rung is the least a search can be.
+  if (const double least = static_cast<double>(n) * first->seconds; least > options.budget_s) {
+    return Status::Invalid(
+        options.space.path,
+        fmt::format("a budget of {:.0f} s is too small for one trial of each of the {} "
+                    "configurations: at least {:.0f} s (the default's first trial took {:.1f} "
+                    "s; --max-configs samples fewer)",
+                    options.budget_s, n, std::ceil(least), first->seconds));
+  }
   while (n > 2 && cost(n) > options.budget_s) --n;
   if (n < report.configs.size()) {
     std::vector<TuneConfig> rest(report.configs.begin() + 1, report.configs.end());
@@ -446,6 +460,7 @@ Json TuneJson(const TuneReport& r) {
   doc["rung_steps"] = r.rung_steps;
   doc["final_rung"] = r.final_rung;
   doc["budget_s"] = r.budget_s;
+  doc["lr_rule"] = r.lr_rule;
   doc["elapsed_s"] = r.elapsed_s;
   doc["stopped_by_budget"] = r.stopped_by_budget;
   doc["resumed_trials"] = r.resumed_trials;

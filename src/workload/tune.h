@@ -79,7 +79,8 @@ struct TuneReport {
   bool stopped_by_budget = false;
   int resumed_trials = 0;  ///< trials taken from the journal
   double budget_s = 0.0, elapsed_s = 0.0;
-  std::string note;  ///< why there is no recommendation, when there is none
+  std::string lr_rule = "held";  ///< how the learning rate followed batch_size (knobs.py)
+  std::string note;              ///< why there is no recommendation, when there is none
 };
 
 /// Runs the search. kInvalidInput for what the harness refuses as bad input (the workload

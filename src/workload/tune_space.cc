@@ -271,4 +271,21 @@ Result<double> ParseDuration(std::string_view text, std::string_view what) {
   return value * scale;
 }
 
+Status CheckSpaceKnobs(const TuneSpace& space, const WorkloadKnobs& knobs,
+                       std::string_view workload) {
+  for (const auto& [name, values] : space.knobs) {
+    if (std::find(knobs.has.begin(), knobs.has.end(), name) != knobs.has.end()) continue;
+    std::string has;
+    for (const std::string& k : knobs.has) has += fmt::format("{}{}", has.empty() ? "" : ", ", k);
+    const auto why = knobs.lacks.find(name);
+    return Status::Invalid(
+        space.path,
+        fmt::format(
+            "workload '{}' has no knob '{}'{} (its knobs: {})", workload, name,
+            why == knobs.lacks.end() || why->second.empty() ? std::string() : ": " + why->second,
+            has));
+  }
+  return Status::Ok();
+}
+
 }  // namespace parity::workload

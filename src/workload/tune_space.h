@@ -15,6 +15,7 @@
 #include "core/json_util.h"
 #include "core/status.h"
 #include "env/knowledge.h"
+#include "workload/model_run.h"
 
 namespace parity::workload {
 
@@ -55,6 +56,11 @@ struct TuneConfig {
 /// (does-not-exist), another vendor's, or given a value in the wrong format (the entry's
 /// claim and its primary source in the message).
 Result<TuneSpace> LoadTuneSpace(const std::string& path, const env::Knowledge& knowledge);
+
+/// kInvalidInput naming the space file when it lists a knob `workload` lacks (the harness's
+/// probe, `knobs`): "workload 'W' has no knob 'K': REASON (its knobs: ...)".
+Status CheckSpaceKnobs(const TuneSpace& space, const WorkloadKnobs& knobs,
+                       std::string_view workload);
 
 /// The same for the text of a space file; `path` names it in messages.
 Result<TuneSpace> ParseTuneSpace(std::string_view text, const std::string& path,

@@ -163,7 +163,8 @@ class Tune(unittest.TestCase):
                 int(steps), int(seed))
 
     def runs(self, counter):
-        """The (batch_size, OMP_NUM_THREADS, steps, seed) of each harness process started."""
+        """The (batch_size, OMP_NUM_THREADS, steps, seed) of each trial's harness process
+        (the probe of the workload's knobs, --knobs, is not a trial)."""
         if not os.path.exists(counter):
             return []
         out = []
@@ -171,6 +172,8 @@ class Tune(unittest.TestCase):
             for line in f:
                 r = json.loads(line)
                 argv = r["argv"]
+                if "--knobs" in argv:
+                    continue
                 value = lambda flag, default=None: (argv[argv.index(flag) + 1]
                                                     if flag in argv else default)
                 out.append(self.trial_key(value("--batch-size"), r["omp"], value("--steps"),
@@ -242,11 +245,11 @@ class BadSpaces(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def refused(self, text, *words, args=()):
+    def refused(self, text, *words, args=(), workload="cnn"):
         path = os.path.join(self.tmp.name, "space.yaml")
         with open(path, "w") as f:
             f.write(text)
-        r = parity("tune", "cnn", "--space", path, "--size", "tiny", *args)
+        r = parity("tune", workload, "--space", path, "--size", "tiny", *args)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("parity: error: " + path, r.stderr)
         for w in words:
@@ -282,6 +285,31 @@ class BadSpaces(unittest.TestCase):
         # A value outside the entry's pattern (OMP_NUM_THREADS takes counts).
         self.refused('env:\n  OMP_NUM_THREADS: [default, "2",\n    "lots"]\n', "line 3",
                      "OMP_NUM_THREADS=lots is refused", "invalid value")
+
+    def test_a_knob_the_workload_lacks(self):
+        # The transformer runs no 2-d convolution: channels_last would change nothing.
+        err = self.refused("knobs:\n  batch_size: [default, 8]\n"
+                           "  channels_last: [default, true]\n",
+                           "workload 'transformer' has no knob 'channels_last'",
+                           "its step runs no 2-d convolution", "(its knobs: batch_size,",
+                           workload="transformer")
+        self.assertNotIn("channels_last, ", err.split("its knobs:")[1])
+        # The cnn has one: no refusal for that reason (it stops at the budget instead).
+        path = os.path.join(self.tmp.name, "cl.yaml")
+        with open(path, "w") as f:
+            f.write("knobs:\n  channels_last: [default, true]\n")
+        r = parity("tune", "cnn", "--space", path, "--budget", "1s", "--quiet")
+        self.assertNotIn("has no knob", r.stderr)
+
+    def test_a_budget_too_small_for_one_trial_of_each(self):
+        path = os.path.join(self.tmp.name, "nine.yaml")
+        with open(path, "w") as f:
+            f.write("knobs:\n  batch_size: [default, 2, 8]\n  num_workers: [default, 1, 2]\n")
+        r = parity("tune", "cnn", "--space", path, "--budget", "1s", "--quiet")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("parity: error: " + path, r.stderr)
+        self.assertRegex(r.stderr, r"a budget of 1 s is too small for one trial of each of the "
+                         r"9 configurations: at least \d+ s \(the default's first trial took")
 
     def test_bad_budget(self):
         path = os.path.join(self.tmp.name, "ok.yaml")

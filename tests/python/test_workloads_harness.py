@@ -130,6 +130,71 @@ class ReferenceWorkloads(unittest.TestCase):
         for a, b in zip(compiled["losses"], eager["losses"]):
             self.assertTrue(math.isclose(a, b, rel_tol=1e-4), (a, b))
 
+    def test_the_knobs_a_workload_has(self):
+        """--knobs watches one forward pass: the cnn runs 2-d convolutions (channels_last),
+        the transformer none; scaled_dot_product_attention is what the transformer's
+        attention calls under torch 2.x, none under 1.13."""
+        r = run_cli("--workload", "cnn", "--knobs")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cnn = json.loads(r.stdout)
+        self.assertEqual(cnn["format"], "parity-workload-knobs")
+        self.assertIn("channels_last", cnn["knobs"])
+        self.assertIn("sdpa_backend", cnn["lacks"])
+        transformer = json.loads(run_cli("--workload", "transformer", "--knobs").stdout)
+        self.assertEqual(transformer["lacks"]["channels_last"],
+                         "its step runs no 2-d convolution")
+        has_sdpa = hasattr(harness.torch.nn.functional, "scaled_dot_product_attention")
+        self.assertEqual("sdpa_backend" in transformer["knobs"], has_sdpa)
+        for w in (cnn, transformer):
+            self.assertFalse(set(w["knobs"]) & set(w["lacks"]))
+            self.assertLessEqual({"batch_size", "lr_rule", "num_workers", "amp", "optimizer"},
+                                 set(w["knobs"]))
+
+    def test_learning_rate_rules(self):
+        """At 4x the workload's batch size: the same rate (held), 4x (linear, Goyal et al.)
+        or 2x (sqrt, Krizhevsky), as the optimizer the harness ran says."""
+        base = parity_workloads.get("cnn")
+        for rule, factor in (("held", 1.0), ("linear", 4.0), ("sqrt", 2.0)):
+            with self.subTest(rule=rule):
+                r = run_cli("--workload", "cnn", "--steps", "1", "--warmup", "0",
+                            "--batch-size", str(4 * base.batch_size), "--lr-rule", rule)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                doc = json.loads(r.stdout)
+                self.assertEqual(doc["settings"]["lr_rule"], rule)
+                self.assertTrue(math.isclose(doc["optimizer"]["lr"], base.lr * factor),
+                                (doc["optimizer"]["lr"], base.lr, factor))
+        with self.assertRaises(harness.WorkloadError) as cm:
+            harness.run(base, steps=1, warmup=0, settings={"lr_rule": "cubic"})
+        self.assertIn("lr_rule must be one of held, linear, sqrt", str(cm.exception))
+
+    def test_sdpa_backend(self):
+        """Under torch >= 2.3 the step runs inside sdpa_kernel: math and the CPU's flash
+        kernel train hf-llama (no attention dropout) to the same losses within float32
+        rounding, and a backend that can't run the attention fails the step, so the limit is
+        in force: the CPU has no efficient kernel, and its flash kernel takes no dropout (the
+        transformer's). Under 1.13 it is refused naming the torch."""
+        try:
+            harness.knob_rules.sdpa_kernel("math")
+        except ValueError:
+            with self.assertRaises(harness.WorkloadError) as cm:
+                harness.run(parity_workloads.get("transformer"), steps=1, warmup=0,
+                            settings={"sdpa_backend": "math"})
+            self.assertIn("needs torch.nn.attention.sdpa_kernel", str(cm.exception))
+            return
+        losses = {}
+        for backend in ("math", "flash"):
+            r = harness.run(parity_workloads.get("hf-llama"), steps=2, warmup=0,
+                            settings={"sdpa_backend": backend})
+            self.assertEqual(r["settings"]["sdpa_backend"], backend)
+            losses[backend] = r["losses"]
+        for a, b in zip(losses["math"], losses["flash"]):
+            self.assertTrue(math.isclose(a, b, rel_tol=1e-4), (a, b))
+        for name, backend in (("hf-llama", "efficient"), ("transformer", "flash")):
+            with self.subTest(workload=name, backend=backend):
+                with self.assertRaisesRegex(RuntimeError, "No (available kernel|viable backend)"):
+                    harness.run(parity_workloads.get(name), steps=1, warmup=0,
+                                settings={"sdpa_backend": backend})
+
 
 USER_MODULE = '''
 import torch
