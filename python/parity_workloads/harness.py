@@ -350,7 +350,10 @@ def main(argv=None):
     try:
         w = load(args.workload, args.size, args.seed, args.batch_size)
         if args.knobs:
-            has, lacks = knob_rules.probe(w)
+            if args.device.startswith("cuda") and not torch.cuda.is_available():
+                raise WorkloadError("device %s: this torch sees no CUDA or ROCm device"
+                                    % args.device)
+            has, lacks = knob_rules.probe(w, args.device)
             report = {"format": "parity-workload-knobs", "version": 1, "workload": w.name,
                       "torch": torch.__version__, "knobs": has, "lacks": lacks}
         else:

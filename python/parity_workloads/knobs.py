@@ -82,15 +82,17 @@ class _Watch:
             setattr(F, self.name, self.original)
 
 
-def probe(workload):
-    """(knobs, lacks): the names of the settings `workload` has, and for each it lacks why."""
-    batch = list(workload.batches(1))[0]
-    inputs = batch[0]
+def probe(workload, device="cpu"):
+    """(knobs, lacks): the names of the settings `workload` has, and for each it lacks why.
+    The forward pass runs on `device`, where the training would."""
+    dev = torch.device(device)
+    model = workload.model.to(dev)
+    inputs = tuple(t.to(dev) for t in list(workload.batches(1))[0][0])
     with _Watch("conv2d") as conv, _Watch("scaled_dot_product_attention") as sdpa, \
             torch.no_grad():
-        workload.forward(workload.model, tuple(inputs))
+        workload.forward(model, inputs)
     knobs, lacks = list(GENERAL), {}
-    if conv.calls or any(isinstance(m, torch.nn.Conv2d) for m in workload.model.modules()):
+    if conv.calls or any(isinstance(m, torch.nn.Conv2d) for m in model.modules()):
         knobs.append("channels_last")
     else:
         lacks["channels_last"] = "its step runs no 2-d convolution"

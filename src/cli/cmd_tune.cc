@@ -84,6 +84,9 @@ int RunTune(int argc, char** argv) {
                   "each is refused (default 81)")
       ->check(CLI::Range(2, 10000))
       ->option_text("N");
+  app->add_flag("--allow-result-changes", options.allow_result_changes,
+                "let a configuration whose losses leave the default's seed envelope be promoted "
+                "and recommended, marked 'changes results' (bf16, compile, another batch size)");
   app->add_option("--lr-rule", lr_rule,
                   "the learning rate at a batch_size other than the workload's: held, linear "
                   "(Goyal et al. 2017) or sqrt (Krizhevsky 2014) in the batch sizes' ratio "

@@ -13,14 +13,12 @@
 
 #include "bench/stats.h"
 #include "core/file_util.h"
-#include "core/text_table.h"
 #include "quality/curve.h"
 #include "workload/tune_journal.h"
 
 namespace parity::workload {
 namespace {
 
-constexpr double kConfidence = 0.95;
 constexpr int kResamples = 4000;
 
 double Now() {
@@ -53,6 +51,7 @@ Json RunKey(const TuneOptions& o, const TuneReport& r) {
           {"seeds", o.seeds},
           {"eta", o.eta},
           {"max_configs", o.max_configs},
+          {"allow_result_changes", o.allow_result_changes},
           {"sample_seed", o.sample_seed}};
 }
 
@@ -232,6 +231,13 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   report.workload = options.run.workload;
   report.budget_s = options.budget_s;
   report.lr_rule = options.run.settings.value("lr_rule", "held");
+  report.allow_result_changes = options.allow_result_changes;
+  // Whether a configuration may be promoted and recommended: its losses inside the default's
+  // envelope, or checked and outside it where the user allows results to change.
+  auto eligible = [&](std::size_t config) {
+    return report.inside[config] == true ||
+           (options.allow_result_changes && report.inside[config].has_value());
+  };
   report.configs = Configurations(options.space);
   report.space_size = report.configs.size();
   report.rung_steps = Rungs(options.min_steps, options.max_steps, options.eta);
@@ -366,7 +372,7 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
     auto inside_here = [&] {
       std::size_t n = 0;
       for (const auto& [config, index] : done) {
-        if (config != 0 && report.trials[index].rate && report.inside[config] == true) ++n;
+        if (config != 0 && report.trials[index].rate && eligible(config)) ++n;
       }
       return n;
     };
@@ -390,7 +396,7 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
     // Keep the fastest 1/eta of those that ran with their losses inside, and the default.
     std::vector<std::size_t> ranked;
     for (const auto& [config, index] : final_trials) {
-      if (report.trials[index].rate && report.inside[config] == true) ranked.push_back(config);
+      if (report.trials[index].rate && eligible(config)) ranked.push_back(config);
     }
     std::sort(ranked.begin(), ranked.end(),
               [&](std::size_t x, std::size_t y) { return *trial(x).rate > *trial(y).rate; });
@@ -412,7 +418,7 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
   } else {
     for (const auto& [config, index] : final_trials) {
       const TuneTrial& t = report.trials[index];
-      if (!t.rate || report.inside[config] != true) continue;
+      if (!t.rate || !eligible(config)) continue;
       if (!report.best || *t.rate > *trial(*report.best).rate) report.best = config;
     }
     if (!report.best) {
@@ -443,143 +449,13 @@ Result<TuneReport> RunTune(const TuneOptions& options) {
       }
       report.speedup = bench::Median(best_samples) / bench::Median(def_samples);
       const bench::Interval ci =
-          bench::BootstrapMedianRatio(def_samples, best_samples, kConfidence, kResamples, 7);
+          bench::BootstrapMedianRatio(def_samples, best_samples, kTuneConfidence, kResamples, 7);
       report.low = ci.low;
       report.high = ci.high;
     }
   }
   report.elapsed_s = search.Elapsed();
   return report;
-}
-
-Json TuneJson(const TuneReport& r) {
-  Json doc = Document("parity-tune", 1);
-  doc["workload"] = r.workload;
-  doc["space_size"] = r.space_size;
-  doc["configs_tried"] = r.configs.size();
-  doc["rung_steps"] = r.rung_steps;
-  doc["final_rung"] = r.final_rung;
-  doc["budget_s"] = r.budget_s;
-  doc["lr_rule"] = r.lr_rule;
-  doc["elapsed_s"] = r.elapsed_s;
-  doc["stopped_by_budget"] = r.stopped_by_budget;
-  doc["resumed_trials"] = r.resumed_trials;
-  auto final_rate = [&](std::size_t config) -> Json {
-    for (const TuneTrial& t : r.trials) {
-      if (t.config == config && t.rung == r.final_rung && !t.envelope && t.rate) return *t.rate;
-    }
-    return nullptr;
-  };
-  auto config_json = [&](std::size_t config) {
-    Json c = r.configs[config].ToJson();
-    c["label"] = r.configs[config].Label();
-    c["samples_per_s"] = final_rate(config);
-    if (r.inside[config]) c["loss_inside_envelope"] = *r.inside[config];
-    if (r.departure[config]) c["loss_departs_at_step"] = *r.departure[config];
-    return c;
-  };
-  doc["default"] = config_json(0);
-  doc["best"] = r.best ? config_json(*r.best) : Json(nullptr);
-  if (r.speedup) {
-    doc["speedup"] = {{"ratio", *r.speedup},
-                      {"low", *r.low},
-                      {"high", *r.high},
-                      {"confidence", kConfidence},
-                      {"method", "percentile bootstrap of the median step's samples/s ratio"},
-                      {"interleaved_pairs", r.confirmed_pairs},
-                      {"runs_each", 1 + r.confirmed_pairs}};
-  } else {
-    doc["speedup"] = nullptr;
-  }
-  if (!r.note.empty()) doc["note"] = r.note;
-  Json trials = Json::array();
-  for (const TuneTrial& t : r.trials) {
-    Json j = {{"id", t.id},
-              {"config", r.configs[t.config].ToJson()},
-              {"label", r.configs[t.config].Label()},
-              {"rung", t.rung},
-              {"steps", t.steps},
-              {"seed", t.seed},
-              {"status", t.status},
-              {"seconds", t.seconds},
-              {"envelope", t.envelope},
-              {"confirmation", t.confirmation},
-              {"resumed", t.resumed}};
-    j["samples_per_s"] = t.rate ? Json(*t.rate) : Json(nullptr);
-    if (!t.error.empty()) j["error"] = t.error;
-    if (t.inside) {
-      j["loss_check"] = {{"inside_envelope", *t.inside},
-                         {"departs_at_step", t.departure ? Json(*t.departure) : Json(nullptr)}};
-    }
-    trials.push_back(std::move(j));
-  }
-  doc["trials"] = std::move(trials);
-  return doc;
-}
-
-std::string TuneText(const TuneReport& r) {
-  std::string text = fmt::format(
-      "parity tune {}: {} configurations tried of {} in the space, {} trials, rungs of {} "
-      "steps; {:.0f} s of a {:.0f} s budget{}\n\n",
-      r.workload, r.configs.size(), r.space_size, r.trials.size(), fmt::join(r.rung_steps, "/"),
-      r.elapsed_s, r.budget_s, r.stopped_by_budget ? " (stopped by the budget)" : "");
-  if (r.final_rung >= 0) {
-    Table table({"configuration", "samples/s", "x default", "losses", "status"},
-                {false, true, true, false, false});
-    std::vector<const TuneTrial*> rows;
-    for (const TuneTrial& t : r.trials) {
-      if (t.rung == r.final_rung && !t.envelope && t.status != "not-run") rows.push_back(&t);
-    }
-    std::sort(rows.begin(), rows.end(), [](const TuneTrial* a, const TuneTrial* b) {
-      return a->rate.value_or(-1.0) > b->rate.value_or(-1.0);
-    });
-    double base = 0.0;
-    for (const TuneTrial* t : rows) {
-      if (t->config == 0 && t->rate) base = *t->rate;
-    }
-    for (const TuneTrial* t : rows) {
-      std::string losses = "-";
-      if (r.inside[t->config]) {
-        losses = *r.inside[t->config]
-                     ? "inside"
-                     : fmt::format("leave at step {:g}", r.departure[t->config].value_or(0.0));
-      }
-      table.AddRow({r.configs[t->config].Label(), t->rate ? fmt::format("{:.4g}", *t->rate) : "-",
-                    t->rate && base > 0 ? fmt::format("{:.3f}", *t->rate / base) : "-", losses,
-                    t->status == "ok" ? (r.best == t->config ? "best" : "ok")
-                                      : t->status + ": " + t->error});
-    }
-    text += fmt::format("final rung ({} steps):\n",
-                        r.rung_steps[static_cast<std::size_t>(r.final_rung)]);
-    text += table.Render() + "\n";
-  }
-  if (r.best && r.speedup) {
-    text += fmt::format(
-        "best: {} at {:.3f}x the default [{:.3f}, {:.3f}] (95% bootstrap over {} run{} each{})\n",
-        r.configs[*r.best].Label(), *r.speedup, *r.low, *r.high, 1 + r.confirmed_pairs,
-        r.confirmed_pairs > 0 ? "s" : "", r.confirmed_pairs > 0 ? ", interleaved" : "");
-  } else {
-    text += fmt::format("no recommendation: {}\n", r.note);
-  }
-  return text;
-}
-
-std::string TunePlanVars(const TuneReport& r) {
-  std::string out = fmt::format("# parity tune {}: the best configuration", r.workload);
-  if (r.speedup)
-    out += fmt::format(" ({:.3f}x the default [{:.3f}, {:.3f}])", *r.speedup, *r.low, *r.high);
-  out += "\nvars:\n";
-  if (!r.best) return out + "  {}\n";
-  const TuneConfig& c = r.configs[*r.best];
-  for (const auto& [key, value] : c.knobs.items()) {
-    out +=
-        fmt::format("  {}: \"{}\"\n", key,
-                    value.is_string() ? value.get<std::string>()
-                                      : value.dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-  for (const auto& [key, value] : c.env) out += fmt::format("  env_{}: \"{}\"\n", key, value);
-  if (c.is_default()) out += "  {}\n";
-  return out;
 }
 
 }  // namespace parity::workload

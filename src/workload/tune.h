@@ -19,6 +19,9 @@
 
 namespace parity::workload {
 
+/// The confidence of the speed-up's bootstrap interval.
+inline constexpr double kTuneConfidence = 0.95;
+
 struct TuneOptions {
   ModelRunOptions run;  ///< python, workload, size, device, warmup, seed, timeout
   TuneSpace space;
@@ -30,6 +33,9 @@ struct TuneOptions {
   int max_configs = 81;     ///< a larger space is sampled (the default always in)
   uint64_t sample_seed = 1;
   int64_t patience = 3;  ///< steps outside the envelope in a row that flag a configuration
+  /// Whether a configuration whose losses leave the envelope ("changes results") may still
+  /// be promoted and recommended; it is marked so in the report either way.
+  bool allow_result_changes = false;
   /// Pairs of re-runs of the default and the best, interleaved, after the search: their
   /// steps join the final rung's in the speed-up and its interval (0: none).
   int confirm = 2;
@@ -80,7 +86,8 @@ struct TuneReport {
   int resumed_trials = 0;  ///< trials taken from the journal
   double budget_s = 0.0, elapsed_s = 0.0;
   std::string lr_rule = "held";  ///< how the learning rate followed batch_size (knobs.py)
-  std::string note;              ///< why there is no recommendation, when there is none
+  bool allow_result_changes = false;
+  std::string note;  ///< why there is no recommendation, when there is none
 };
 
 /// Runs the search. kInvalidInput for what the harness refuses as bad input (the workload

@@ -142,6 +142,43 @@ class Tune(unittest.TestCase):
         self.assertEqual(sorted((t["rung"], t["seed"]) for t in envelope),
                          [(0, 1), (0, 2), (1, 1), (1, 2)])
 
+    def test_the_envelope_and_a_flagged_configurations_losses_are_in_the_report(self):
+        with open(self.json) as f:
+            doc = json.load(f)
+        self.assertFalse(doc["allow_result_changes"])
+        self.assertFalse(doc["best"]["changes_results"])
+        self.assertEqual([(e["rung"], e["steps"], sorted(e["seeds"])) for e in doc["envelopes"]],
+                         [(0, 3, [0, 1, 2]), (1, 9, [0, 1, 2])])
+        first = doc["envelopes"][0]
+        runs = [t for t in doc["trials"] if t["label"] == "default" and t["rung"] == 0]
+        self.assertEqual(len(runs), 3)
+        for step, (low, high) in enumerate(zip(first["loss_low"], first["loss_high"])):
+            values = [t["losses"][step] for t in runs]
+            self.assertEqual((low, high), (min(values), max(values)))
+        # OMP_NUM_THREADS=3 multiplies the loss by 10: above the envelope at every step.
+        flagged = next(t for t in doc["trials"]
+                       if t["config"]["env"].get("OMP_NUM_THREADS") == "3")
+        self.assertEqual(len(flagged["losses"]), 1 + 3)  # warm-up and timed steps
+        self.assertTrue(all(x > h for x, h in zip(flagged["losses"], first["loss_high"])))
+
+    def test_allow_result_changes_recommends_what_changes_results_and_says_so(self):
+        space = os.path.join(self.tmp.name, "omp3.yaml")
+        with open(space, "w") as f:
+            f.write('env:\n  OMP_NUM_THREADS: [default, "3"]\n')
+        out = os.path.join(self.tmp.name, "allowed.json")
+        r = parity("tune", "fake_speed:make", "--space", space, "--budget", "60m", "--warmup",
+                   "1", "--min-steps", "3", "--max-steps", "3", "--confirm", "0",
+                   "--python", sys.executable, "--allow-result-changes", "--json", out,
+                   env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertTrue(doc["allow_result_changes"])
+        self.assertEqual(doc["best"]["label"], "OMP_NUM_THREADS=3")
+        self.assertTrue(doc["best"]["changes_results"])
+        self.assertFalse(doc["best"]["loss_inside_envelope"])
+        self.assertIn("changes results: its losses leave the default's seed envelope", r.stdout)
+
     def test_plan_vars(self):
         with open(self.vars) as f:
             text = f.read()
