@@ -15,7 +15,7 @@ Learning-rate rules for a changed batch size (LR_RULES), from their primary sour
           arXiv:1706.02677, section 2.1);
   sqrt    "theory suggests that when multiplying the batch size by k, one should multiply the
           learning rate by sqrt(k)" (Krizhevsky, One weird trick for parallelizing
-          convolutional neural networks, arXiv:1404.5997, section 5).
+          convolutional neural networks, arXiv:1404.5997).
 """
 import math
 
